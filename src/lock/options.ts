@@ -1,0 +1,115 @@
+import { ConfigError } from '../errors.js';
+import type { SampleRecorder } from '../record/sample.js';
+
+/** How often and how patiently to retry a lock that another holder has. */
+export interface RetryOptions {
+  /** Retries after the first attempt (so `count + 1` attempts in all). @default 10 */
+  count?: number;
+  /** Pause between attempts (ms). @default 100 */
+  delayMs?: number;
+  /** Random extra pause added to each delay, 0 to `jitterMs` (ms); spreads out competing instances. @default 100 */
+  jitterMs?: number;
+}
+
+/** What `onLockLost` receives when a lock turned out to have expired while held. */
+export interface LockLostEvent {
+  key: string;
+  ttlMs: number;
+  /** How long the critical section held (or believed it held) the lock (ms). */
+  heldMs: number;
+}
+
+/** Options of {@link RedisLock} and {@link withLock}. */
+export interface LockOptions {
+  /** Time to live of the lock (ms): the longest a crashed holder can block others. Required. */
+  ttlMs: number;
+  /** Retry policy while another holder has the lock. @default { count: 10, delayMs: 100, jitterMs: 100 } */
+  retry?: RetryOptions;
+  /** Give up acquiring after this long in all, retries included (ms). @default 10000 */
+  acquireTimeoutMs?: number;
+  /** Longest wait for any one Redis reply (ms); a slower or dead server becomes a `LockRedisError`. @default 2000 */
+  commandTimeoutMs?: number;
+  /** Where to record one sample per acquisition. @default none */
+  recorder?: SampleRecorder;
+  /** The key pattern to record under, overriding the recorder's templates and heuristics. */
+  pattern?: string;
+  /** Draw a fencing token (a counter per key, +1 per acquisition) atomically with the lock. @default false */
+  fencing?: boolean;
+  /** Called when release finds the lock expired or taken over: the TTL was too short. */
+  onLockLost?: (event: LockLostEvent) => void;
+  /**
+   * Throw `LockLostError` from `withLock` when the lock was lost, even though the
+   * critical section completed. Off by default: the work has already happened, and
+   * an error could make the caller repeat it. @default false
+   */
+  throwOnLockLost?: boolean;
+}
+
+/** Defaults of {@link LockOptions}, frozen. */
+export const LOCK_DEFAULTS = Object.freeze({
+  retry: Object.freeze({ count: 10, delayMs: 100, jitterMs: 100 }),
+  acquireTimeoutMs: 10_000,
+  commandTimeoutMs: 2_000,
+  fencing: false,
+  throwOnLockLost: false,
+});
+
+/** Options after validation, with defaults filled in. */
+export interface ResolvedLockOptions {
+  ttlMs: number;
+  retryCount: number;
+  retryDelayMs: number;
+  retryJitterMs: number;
+  acquireTimeoutMs: number;
+  commandTimeoutMs: number;
+  recorder: SampleRecorder | undefined;
+  pattern: string | undefined;
+  fencing: boolean;
+  onLockLost: ((event: LockLostEvent) => void) | undefined;
+  throwOnLockLost: boolean;
+}
+
+/** Validates lock options at the boundary; throws {@link ConfigError} naming the option. */
+export function resolveLockOptions(options: LockOptions): ResolvedLockOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new ConfigError(`Expected lock options to be an object, got \`${String(options)}\``);
+  }
+  const retry = options.retry ?? LOCK_DEFAULTS.retry;
+  if (retry === null || typeof retry !== 'object') {
+    throw new ConfigError(`Expected \`retry\` to be an object, got \`${String(retry)}\``);
+  }
+  const recorder = options.recorder;
+  if (recorder !== undefined && typeof recorder?.record !== 'function') {
+    throw new ConfigError('Expected `recorder` to have a `record(sample)` method');
+  }
+  const onLockLost = options.onLockLost;
+  if (onLockLost !== undefined && typeof onLockLost !== 'function') {
+    throw new ConfigError(`Expected \`onLockLost\` to be a function, got \`${typeof onLockLost}\``);
+  }
+  if (options.pattern !== undefined && typeof options.pattern !== 'string') {
+    throw new ConfigError(`Expected \`pattern\` to be a string, got \`${typeof options.pattern}\``);
+  }
+  return {
+    ttlMs: integerOption('ttlMs', options.ttlMs, undefined, 1),
+    retryCount: integerOption('retry.count', retry.count, LOCK_DEFAULTS.retry.count, 0),
+    retryDelayMs: integerOption('retry.delayMs', retry.delayMs, LOCK_DEFAULTS.retry.delayMs, 0),
+    retryJitterMs: integerOption('retry.jitterMs', retry.jitterMs, LOCK_DEFAULTS.retry.jitterMs, 0),
+    acquireTimeoutMs: integerOption('acquireTimeoutMs', options.acquireTimeoutMs, LOCK_DEFAULTS.acquireTimeoutMs, 1),
+    commandTimeoutMs: integerOption('commandTimeoutMs', options.commandTimeoutMs, LOCK_DEFAULTS.commandTimeoutMs, 1),
+    recorder,
+    pattern: options.pattern,
+    fencing: options.fencing ?? LOCK_DEFAULTS.fencing,
+    onLockLost,
+    throwOnLockLost: options.throwOnLockLost ?? LOCK_DEFAULTS.throwOnLockLost,
+  };
+}
+
+function integerOption(name: string, value: unknown, fallback: number | undefined, min: number): number {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new ConfigError(
+      `Expected \`${name}\` to be an integer ≥ ${min}, got \`${typeof value === 'string' ? `"${value}"` : String(value)}\``,
+    );
+  }
+  return value;
+}

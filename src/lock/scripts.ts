@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import type { LockClient } from './client.js';
+
+/** A Lua script sent by SHA1 (EVALSHA), falling back to EVAL when the server has not cached it yet. */
+export interface LuaScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function script(source: string): LuaScript {
+  return Object.freeze({ source, sha: createHash('sha1').update(source).digest('hex') });
+}
+
+/**
+ * Takes the lock and bumps its fencing counter in one step. Atomic, so a holder
+ * that lost its lock can never draw a token higher than its successor's.
+ * KEYS[1] lock key, KEYS[2] counter key; ARGV[1] token, ARGV[2] ttl ms.
+ */
+export const ACQUIRE_WITH_FENCE = script(`
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return redis.call('incr', KEYS[2])
+end
+return false
+`);
+
+/**
+ * Compare-and-delete: only the holder of the token may release. A GET then DEL
+ * from the client could delete a successor's lock taken in between.
+ * Returns 1 when our lock was deleted, 0 when it had expired or belonged to another holder.
+ */
+export const RELEASE = script(`
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+`);
+
+/** Compare-and-pexpire: extends the TTL only while we still hold the lock. Returns 1 or 0. */
+export const EXTEND = script(`
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+`);
+
+/** Runs a script by SHA, loading it with EVAL on NOSCRIPT (after a server restart or SCRIPT FLUSH). */
+export async function runScript(
+  redis: LockClient,
+  lua: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  try {
+    return await redis.evalsha(lua.sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
+      return await redis.eval(lua.source, keys.length, ...keys, ...args);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * How one lock acquisition ended.
+ * - `released`: the lock was won, the critical section ran, and we released our own token.
+ * - `expired`: the lock was won but its TTL ran out before release (it was lost while in use).
+ * - `not_acquired`: another holder kept the lock through every retry.
+ * - `error`: Redis failed or timed out.
+ */
+export type Outcome = 'released' | 'expired' | 'not_acquired' | 'error';
+
+/** The outcomes in the order of their integer codes in the database. */
+export const OUTCOMES: readonly Outcome[] = Object.freeze(['released', 'expired', 'not_acquired', 'error']);
+
+/** Integer code stored in `raw_samples.outcome`. */
+export const OUTCOME_CODE: Readonly<Record<Outcome, number>> = Object.freeze({
+  released: 0,
+  expired: 1,
+  not_acquired: 2,
+  error: 3,
+});
+
+/**
+ * One lock acquisition, as handed to a recorder. Durations are milliseconds and
+ * may be fractional (they are stored as integer microseconds).
+ */
+export interface LockSample {
+  /** The concrete lock key, e.g. `order:lock:product:123`. */
+  key: string;
+  /** The key pattern; derived from `key` by the recorder when absent. */
+  pattern?: string | undefined;
+  /** Wall-clock time the acquisition started, epoch ms. */
+  at: number;
+  /** Time the lock was held, from won to released (ms). Absent when it was never won. */
+  holdMs?: number | undefined;
+  /** Time spent waiting for the lock, first attempt to won (or to giving up) (ms). @default 0 */
+  waitMs?: number | undefined;
+  /** Number of SET NX attempts made. @default 1 */
+  attempts?: number | undefined;
+  /** The TTL the lock was taken with (ms). */
+  ttlMs: number;
+  outcome: Outcome;
+  /** Whether the critical section threw. @default false */
+  threw?: boolean | undefined;
+  /** Which process recorded it; the recorder's own instance id when absent. */
+  instance?: string | undefined;
+}
+
+/** Anything a lock can report its samples to. `record` must be synchronous and must not throw. */
+export interface SampleRecorder {
+  record(sample: LockSample): void;
+}

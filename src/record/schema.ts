@@ -1,0 +1,151 @@
+import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { DatabaseError } from '../errors.js';
+
+/**
+ * The samples database. Its schema is public: users query it with the
+ * `sqlite3` shell, and README documents it. It is versioned with
+ * `PRAGMA user_version`; each entry of {@link MIGRATIONS} moves a database one
+ * version forward, and a database newer than this code is refused.
+ */
+
+/** Length of one rollup time bucket. Ten minutes keeps a two-day report at 288 buckets per pattern and instance, and hourly charts exact. */
+export const BUCKET_MS = 10 * 60 * 1000;
+
+export const SCHEMA_VERSION = 1;
+
+const MIGRATIONS: readonly string[] = [
+  // 0 → 1
+  `
+  CREATE TABLE meta (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE patterns (
+    id      INTEGER PRIMARY KEY,
+    pattern TEXT NOT NULL UNIQUE
+  );
+
+  CREATE TABLE instances (
+    id       INTEGER PRIMARY KEY,
+    instance TEXT NOT NULL UNIQUE
+  );
+
+  CREATE TABLE raw_samples (
+    ts_ms       INTEGER NOT NULL,
+    key         TEXT    NOT NULL,
+    pattern_id  INTEGER NOT NULL REFERENCES patterns(id),
+    instance_id INTEGER NOT NULL REFERENCES instances(id),
+    hold_us     INTEGER,
+    wait_us     INTEGER NOT NULL,
+    attempts    INTEGER NOT NULL,
+    ttl_ms      INTEGER NOT NULL,
+    outcome     INTEGER NOT NULL,
+    threw       INTEGER NOT NULL
+  );
+
+  CREATE TABLE rollups (
+    pattern_id      INTEGER NOT NULL REFERENCES patterns(id),
+    bucket_start_ms INTEGER NOT NULL,
+    instance_id     INTEGER NOT NULL REFERENCES instances(id),
+    count           INTEGER NOT NULL,
+    released        INTEGER NOT NULL,
+    expired         INTEGER NOT NULL,
+    not_acquired    INTEGER NOT NULL,
+    error           INTEGER NOT NULL,
+    threw           INTEGER NOT NULL,
+    hold_sum_us     INTEGER NOT NULL,
+    wait_sum_us     INTEGER NOT NULL,
+    first_ts_ms     INTEGER NOT NULL,
+    last_ts_ms      INTEGER NOT NULL,
+    hold_hist       BLOB    NOT NULL,
+    wait_hist       BLOB    NOT NULL,
+    ttl_counts      BLOB    NOT NULL,
+    PRIMARY KEY (pattern_id, bucket_start_ms, instance_id)
+  ) WITHOUT ROWID;
+
+  CREATE VIEW samples AS
+    SELECT r.ts_ms, r.key, p.pattern, r.hold_us, r.wait_us, r.attempts, r.ttl_ms,
+           CASE r.outcome WHEN 0 THEN 'released' WHEN 1 THEN 'expired'
+                          WHEN 2 THEN 'not_acquired' ELSE 'error' END AS outcome,
+           r.threw, i.instance
+      FROM raw_samples r
+      JOIN patterns  p ON p.id = r.pattern_id
+      JOIN instances i ON i.id = r.instance_id;
+  `,
+];
+
+export type Db = Database.Database;
+
+/** Opens (creating if needed) a samples database for writing and brings its schema up to date. */
+export function openForWriting(path: string, busyTimeoutMs: number): Db {
+  const db = new Database(path, { timeout: busyTimeoutMs });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    migrate(db, path);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/**
+ * Opens an existing samples database read-only. Throws {@link DatabaseError} when
+ * it is missing, not SQLite, not a ttl-advisor database, or newer than this code.
+ */
+export function openForReading(path: string): Db {
+  if (!existsSync(path)) throw new DatabaseError(path, `No samples database at ${path}`);
+  let db: Db;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+  } catch (error) {
+    throw new DatabaseError(path, `Cannot open ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new DatabaseError(
+        path,
+        `${path} has schema version ${version}, newer than this ttl-advisor understands (${SCHEMA_VERSION}); upgrade ttl-advisor`,
+      );
+    }
+    if (version < 1) throw new DatabaseError(path, `${path} is not a ttl-advisor samples database`);
+    if (version < SCHEMA_VERSION) {
+      throw new DatabaseError(
+        path,
+        `${path} has schema version ${version}; open it once with a recorder of this version to migrate it`,
+      );
+    }
+    return db;
+  } catch (error) {
+    db.close();
+    if (error instanceof DatabaseError) throw error;
+    throw new DatabaseError(path, `${path} is not a readable SQLite database: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+function migrate(db: Db, path: string): void {
+  // IMMEDIATE takes the write lock first, so two processes creating one file don't both migrate it.
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new DatabaseError(
+        path,
+        `${path} has schema version ${version}, newer than this ttl-advisor understands (${SCHEMA_VERSION})`,
+      );
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) {
+      db.exec(MIGRATIONS[v]!);
+      if (v === 0) {
+        db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run('bucket_ms', String(BUCKET_MS));
+        db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run('created_at', new Date().toISOString());
+      }
+    }
+    if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}
