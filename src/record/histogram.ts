@@ -35,7 +35,7 @@ export function bucketIndexOf(value: number): number {
   const v = value < 0 ? 0 : value > MAX_TRACKABLE_VALUE ? MAX_TRACKABLE_VALUE : Math.floor(value);
   const small = v <= SUB_BUCKET_MASK;
   const bucket = small ? 0 : bitLength(v) - (SUB_BUCKET_HALF_COUNT_MAGNITUDE + 1);
-  const subBucket = small ? v : bucket < 31 ? v >>> bucket : Math.floor(v / 2 ** bucket);
+  const subBucket = small ? v : v < TWO_POW_32 ? v >>> bucket : Math.floor(v / 2 ** bucket);
   return ((bucket + 1) << SUB_BUCKET_HALF_COUNT_MAGNITUDE) + (subBucket - SUB_BUCKET_HALF_COUNT);
 }
 
@@ -54,6 +54,16 @@ export function lowestValueAt(index: number): number {
 export function highestValueAt(index: number): number {
   const bucket = Math.max(0, (index >> SUB_BUCKET_HALF_COUNT_MAGNITUDE) - 1);
   return lowestValueAt(index) + 2 ** bucket - 1;
+}
+
+/**
+ * The nearest rank of a percentile among `count` values: ceil(percentile / 100 × count),
+ * at least 1. The product is nudged down by its own rounding error so that,
+ * say, 99.9 % of 50 000 is rank 49 950 and not 49 951.
+ */
+export function nearestRank(percentile: number, count: number): number {
+  const exact = (percentile / 100) * count;
+  return Math.max(1, Math.ceil(exact - Math.max(1e-9, exact * 1e-12)));
 }
 
 /** A sparse histogram of non-negative integer values (µs). */
@@ -89,14 +99,7 @@ export class Histogram {
    */
   valueAtPercentile(percentile: number): number {
     if (this.totalCount === 0) return 0;
-    const rank = Math.max(1, Math.ceil((percentile / 100) * this.totalCount - 1e-9));
-    const indices = [...this.counts.keys()].sort((a, b) => a - b);
-    let seen = 0;
-    for (const index of indices) {
-      seen += this.counts.get(index)!;
-      if (seen >= rank) return Math.min(this.maxValue, Math.max(this.minValue, highestValueAt(index)));
-    }
-    return this.maxValue;
+    return this.valueAtRank(nearestRank(percentile, this.totalCount));
   }
 
   /**

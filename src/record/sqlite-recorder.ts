@@ -27,6 +27,8 @@ export interface SqliteRecorderOptions {
   patterns?: readonly string[];
   /** How long one write waits for another process's write lock (ms). Kept short: it blocks the event loop. @default 100 */
   busyTimeoutMs?: number;
+  /** How long `flush()` keeps retrying while another process holds the write lock (ms). @default 5000 */
+  flushTimeoutMs?: number;
   /** Called once per kind of failure (the database cannot be opened, a write failed, …). */
   onWarning?: (warning: RecorderWarning) => void;
 }
@@ -64,13 +66,13 @@ const DEFAULTS = Object.freeze({
   rawSampleRate: 1,
   maxPatterns: 1000,
   busyTimeoutMs: 100,
+  flushTimeoutMs: 5000,
 });
 
 // Failures that another try may cure on its own: another process holds the write lock.
 const TRANSIENT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY']);
 const KEY_CACHE_LIMIT = 10_000;
 const RETRY_DELAY_MS = 25;
-const DRAIN_TIMEOUT_MS = 5000;
 
 interface RollupDelta {
   patternId: number;
@@ -180,6 +182,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       maxBufferedSamples: positiveInteger('maxBufferedSamples', options.maxBufferedSamples, DEFAULTS.maxBufferedSamples),
       maxPatterns: positiveInteger('maxPatterns', options.maxPatterns, DEFAULTS.maxPatterns),
       busyTimeoutMs: nonNegativeInteger('busyTimeoutMs', options.busyTimeoutMs, DEFAULTS.busyTimeoutMs),
+      flushTimeoutMs: nonNegativeInteger('flushTimeoutMs', options.flushTimeoutMs, DEFAULTS.flushTimeoutMs),
       rawSampleRate: options.rawSampleRate ?? DEFAULTS.rawSampleRate,
     };
     const rate = this.options.rawSampleRate;
@@ -230,8 +233,8 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   /**
    * Writes everything recorded so far. Resolves (never rejects) once it is on
    * disk, or once the database has refused it (then it is counted as dropped).
-   * Waits for another process's write lock up to 5 s, yielding to the event loop
-   * between batches.
+   * Waits for another process's write lock up to `flushTimeoutMs` (what is still
+   * pending then stays queued), yielding to the event loop between batches.
    */
   async flush(): Promise<RecorderStats> {
     while (this.draining) await this.draining;
@@ -282,7 +285,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   }
 
   private async drainUntil(target: number): Promise<void> {
-    const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+    const deadline = Date.now() + this.options.flushTimeoutMs;
     // Everything recorded before `target` is written or dropped once pending ones are all newer.
     while (this.queue.length > this.head && this.recorded - (this.queue.length - this.head) < target) {
       const outcome = this.writeBatch();
@@ -299,12 +302,10 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   private writeBatch(): 'written' | 'busy' | 'dropped' {
     const end = Math.min(this.queue.length, this.head + this.options.flushBatchSize);
     if (end === this.head) return 'written';
-    const db = this.ensureDb();
-    if (!db) {
-      this.dropBatch(end);
-      return 'dropped';
-    }
+    let opening = !this.db;
     try {
+      const db = this.db ?? this.openDb();
+      opening = false;
       const { raw, invalid } = this.writeTransaction(db, end);
       this.written += end - this.head - invalid;
       this.rawWritten += raw;
@@ -319,7 +320,9 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       this.patternIds.clear();
       this.instanceIds.clear();
       if (TRANSIENT_CODES.has((error as { code?: string }).code ?? '')) return 'busy';
-      this.warnOnce('write-failed', `Cannot write samples to ${this.path}: ${(error as Error).message}`, error);
+      const message = (error as Error).message;
+      if (opening) this.warnOnce('open-failed', `Cannot open samples database ${this.path}: ${message}`, error);
+      else this.warnOnce('write-failed', `Cannot write samples to ${this.path}: ${message}`, error);
       this.dropBatch(end);
       // The connection may be unusable (file replaced, disk gone); reopen on the next batch.
       this.closeDb();
@@ -334,7 +337,11 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     let invalid = 0;
     db.transaction(() => {
       for (let i = this.head; i < end; i++) {
-        const sample = this.queue[i]!;
+        const sample = this.queue[i];
+        if (sample === null || typeof sample !== 'object') {
+          invalid++;
+          continue;
+        }
         const at = sample.at;
         const outcomeCode = Object.hasOwn(OUTCOME_CODE, sample.outcome) ? OUTCOME_CODE[sample.outcome as Outcome] : undefined;
         if (typeof sample.key !== 'string' || outcomeCode === undefined || !Number.isFinite(at)) {
@@ -460,17 +467,11 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     return row.id;
   }
 
-  private ensureDb(): Db | undefined {
-    if (this.db) return this.db;
-    try {
-      const db = openForWriting(this.path, this.options.busyTimeoutMs);
-      this.statements = prepareStatements(db);
-      this.db = db;
-      return db;
-    } catch (error) {
-      this.warnOnce('open-failed', `Cannot open samples database ${this.path}: ${(error as Error).message}`, error);
-      return undefined;
-    }
+  private openDb(): Db {
+    const db = openForWriting(this.path, this.options.busyTimeoutMs);
+    this.statements = prepareStatements(db);
+    this.db = db;
+    return db;
   }
 
   private closeDb(): void {
