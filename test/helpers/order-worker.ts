@@ -1,0 +1,46 @@
+// One service instance of the double-order incident: runs `concurrency` "create order"
+// calls at once against the shared stock in Redis, with or without the lock.
+// argv: <redis url> <run id> <concurrency> <locked|unlocked> <samples db>
+import { Redis } from 'ioredis';
+import { LockNotAcquiredError, SqliteRecorder, withLock } from '../../src/index.js';
+
+const [url, runId, concurrencyText, mode, dbPath] = process.argv.slice(2);
+const redis = new Redis(url!);
+const recorder = new SqliteRecorder({ path: dbPath!, busyTimeoutMs: 1000 });
+const stockKey = `incident:${runId}:stock`;
+const ordersKey = `incident:${runId}:orders`;
+const lowestKey = `incident:${runId}:lowest`;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Read stock, check it, pay (slow), decrement, create the order: a race without a lock. */
+async function createOrder(customer: string): Promise<'ordered' | 'sold-out'> {
+  const stock = Number(await redis.get(stockKey));
+  if (stock <= 0) return 'sold-out';
+  await sleep(3 + Math.random() * 4);
+  const left = await redis.decr(stockKey);
+  await redis.eval("if tonumber(redis.call('get', KEYS[1]) or '1e18') > tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) end", 1, lowestKey, left);
+  await redis.rpush(ordersKey, customer);
+  return 'ordered';
+}
+
+const results = await Promise.all(
+  Array.from({ length: Number(concurrencyText) }, async (_, i) => {
+    const customer = `${process.pid}-${i}`;
+    if (mode === 'unlocked') return createOrder(customer);
+    try {
+      return await withLock(redis, `order:lock:product:${runId}`, () => createOrder(customer), {
+        ttlMs: 5_000,
+        recorder,
+        retry: { count: 1000, delayMs: 5, jitterMs: 10 },
+        acquireTimeoutMs: 60_000,
+      });
+    } catch (error) {
+      if (error instanceof LockNotAcquiredError) return 'not-acquired';
+      throw error;
+    }
+  }),
+);
+await recorder.close();
+redis.disconnect();
+process.stdout.write(JSON.stringify(results) + '\n');
