@@ -10,7 +10,8 @@ export type { LockClient } from './lock/client.js';
 
 export { patternOf, MAX_PATTERN_LENGTH } from './keys/pattern.js';
 
-export { SqliteRecorder, OVERFLOW_PATTERN } from './record/sqlite-recorder.js';
+export { SqliteRecorder } from './record/sqlite-recorder.js';
+export { OVERFLOW_PATTERN } from './record/sample-writer.js';
 export type { SqliteRecorderOptions, RecorderStats, RecorderWarning } from './record/sqlite-recorder.js';
 export { flushOnShutdown } from './record/shutdown.js';
 export type { FlushOnShutdownOptions, ClosableRecorder } from './record/shutdown.js';

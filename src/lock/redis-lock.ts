@@ -4,6 +4,7 @@ import { LockLostError, LockNotAcquiredError, LockRedisError, TtlAdvisorError } 
 import type { Outcome } from '../record/sample.js';
 import { fenceKeyOf, type LockClient } from './client.js';
 import { resolveLockOptions, type LockOptions, type ResolvedLockOptions } from './options.js';
+import { CommandTimeoutError, withDeadline } from './deadline.js';
 import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, runScript } from './scripts.js';
 
 type State = 'idle' | 'acquiring' | 'held' | 'released';
@@ -127,9 +128,9 @@ export class RedisLock {
     this.startPerf = performance.now();
     const deadline = this.startPerf + o.acquireTimeoutMs;
 
+    let sentPerf = this.startPerf;
     for (;;) {
       this.attempts++;
-      const sentPerf = performance.now();
       let won: boolean;
       try {
         won = await this.trySet(Math.max(1, Math.min(o.commandTimeoutMs, deadline - sentPerf)));
@@ -153,6 +154,7 @@ export class RedisLock {
       }
       const pause = o.retryDelayMs + (o.retryJitterMs > 0 ? Math.random() * o.retryJitterMs : 0);
       await sleep(Math.min(pause, deadline - now));
+      sentPerf = performance.now();
     }
   }
 
@@ -229,7 +231,7 @@ export class RedisLock {
       : this.redis.set(this.key, token, 'PX', o.ttlMs, 'NX');
     let reply: unknown;
     try {
-      reply = await withTimeout(pending, timeoutMs);
+      reply = await withDeadline(pending, timeoutMs);
     } catch (error) {
       if (error instanceof CommandTimeoutError) {
         // The SET may still reach Redis later; queue a release so it cannot leave an orphan lock.
@@ -245,7 +247,7 @@ export class RedisLock {
   }
 
   private command<T>(pending: Promise<T>): Promise<T> {
-    return withTimeout(pending, this.options.commandTimeoutMs);
+    return withDeadline(pending, this.options.commandTimeoutMs);
   }
 
   private markLost(heldMs: number): void {
@@ -301,30 +303,6 @@ export class RedisLock {
       controller.abort(new LockLostError(this.key, this.options.ttlMs, heldMs));
     }
   }
-}
-
-/** A Redis reply did not arrive within `commandTimeoutMs`. */
-class CommandTimeoutError extends Error {
-  override readonly name = 'CommandTimeoutError';
-  constructor(ms: number) {
-    super(`no reply from Redis within ${Math.round(ms)} ms`);
-  }
-}
-
-function withTimeout<T>(pending: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new CommandTimeoutError(ms)), ms);
-    pending.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }
 
 function sleep(ms: number): Promise<void> {

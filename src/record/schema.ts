@@ -32,17 +32,23 @@ const MIGRATIONS: readonly string[] = [
     instance TEXT NOT NULL UNIQUE
   );
 
-  CREATE TABLE raw_samples (
-    ts_ms       INTEGER NOT NULL,
-    key         TEXT    NOT NULL,
+  -- One row per (pattern, instance, TTL): raw rows point here instead of repeating three columns.
+  CREATE TABLE series (
+    id          INTEGER PRIMARY KEY,
     pattern_id  INTEGER NOT NULL REFERENCES patterns(id),
     instance_id INTEGER NOT NULL REFERENCES instances(id),
-    hold_us     INTEGER,
-    wait_us     INTEGER NOT NULL,
-    attempts    INTEGER NOT NULL,
     ttl_ms      INTEGER NOT NULL,
-    outcome     INTEGER NOT NULL,
-    threw       INTEGER NOT NULL
+    UNIQUE (pattern_id, instance_id, ttl_ms)
+  );
+
+  -- flags = outcome (0 released, 1 expired, 2 not_acquired, 3 error) | threw << 2 | attempts << 3
+  CREATE TABLE raw_samples (
+    ts_ms     INTEGER NOT NULL,
+    key       TEXT    NOT NULL,
+    series_id INTEGER NOT NULL REFERENCES series(id),
+    hold_us   INTEGER,
+    wait_us   INTEGER NOT NULL,
+    flags     INTEGER NOT NULL
   );
 
   CREATE TABLE rollups (
@@ -66,13 +72,14 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
 
   CREATE VIEW samples AS
-    SELECT r.ts_ms, r.key, p.pattern, r.hold_us, r.wait_us, r.attempts, r.ttl_ms,
-           CASE r.outcome WHEN 0 THEN 'released' WHEN 1 THEN 'expired'
-                          WHEN 2 THEN 'not_acquired' ELSE 'error' END AS outcome,
-           r.threw, i.instance
+    SELECT r.ts_ms, r.key, p.pattern, r.hold_us, r.wait_us, r.flags >> 3 AS attempts, s.ttl_ms,
+           CASE r.flags & 3 WHEN 0 THEN 'released' WHEN 1 THEN 'expired'
+                            WHEN 2 THEN 'not_acquired' ELSE 'error' END AS outcome,
+           (r.flags >> 2) & 1 AS threw, i.instance
       FROM raw_samples r
-      JOIN patterns  p ON p.id = r.pattern_id
-      JOIN instances i ON i.id = r.instance_id;
+      JOIN series    s ON s.id = r.series_id
+      JOIN patterns  p ON p.id = s.pattern_id
+      JOIN instances i ON i.id = s.instance_id;
   `,
 ];
 

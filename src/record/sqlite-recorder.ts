@@ -1,11 +1,13 @@
 import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { Statement } from 'better-sqlite3';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../errors.js';
-import { compileTemplates, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
-import { Histogram, addEncodedCounts, encodeCounts } from './histogram.js';
-import { OUTCOME_CODE, type LockSample, type Outcome, type SampleRecorder } from './sample.js';
-import { BUCKET_MS, openForWriting, type Db } from './schema.js';
+import { compileTemplates } from '../keys/pattern.js';
+import { encodeBatch, transferList } from './batch.js';
+import type { LockSample, SampleRecorder } from './sample.js';
+import { SHARED, type FromWriter, type ToWriter, type WriterInit } from './writer-protocol.js';
 
 /** Options of {@link SqliteRecorder}. */
 export interface SqliteRecorderOptions {
@@ -25,9 +27,9 @@ export interface SqliteRecorderOptions {
   maxPatterns?: number;
   /** Pattern templates such as `order:lock:product:{productId}`, tried before the heuristics of `patternOf`. @default [] */
   patterns?: readonly string[];
-  /** How long one write waits for another process's write lock (ms). Kept short: it blocks the event loop. @default 100 */
+  /** How long one write waits for another process's write lock before retrying (ms); waits happen on the writer thread. @default 1000 */
   busyTimeoutMs?: number;
-  /** How long `flush()` keeps retrying while another process holds the write lock (ms). @default 5000 */
+  /** How long `flush()`, `close()` and `closeSync()` wait for the disk (ms); what is not written by then is dropped on close. @default 5000 */
   flushTimeoutMs?: number;
   /** Called once per kind of failure (the database cannot be opened, a write failed, …). */
   onWarning?: (warning: RecorderWarning) => void;
@@ -56,79 +58,32 @@ export interface RecorderWarning {
   cause?: unknown;
 }
 
-/** The pattern that collects keys once `maxPatterns` is reached. */
-export const OVERFLOW_PATTERN = '{other}';
-
 const DEFAULTS = Object.freeze({
   flushIntervalMs: 1000,
   flushBatchSize: 5000,
   maxBufferedSamples: 100_000,
   rawSampleRate: 1,
   maxPatterns: 1000,
-  busyTimeoutMs: 100,
+  busyTimeoutMs: 1000,
   flushTimeoutMs: 5000,
 });
 
-// Failures that another try may cure on its own: another process holds the write lock.
-const TRANSIENT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY']);
-const KEY_CACHE_LIMIT = 10_000;
-const RETRY_DELAY_MS = 25;
-
-interface RollupDelta {
-  patternId: number;
-  bucketStartMs: number;
-  instanceId: number;
-  count: number;
-  outcomes: [number, number, number, number];
-  threw: number;
-  holdSumUs: number;
-  waitSumUs: number;
-  firstTsMs: number;
-  lastTsMs: number;
-  hold: Histogram;
-  wait: Histogram;
-  ttls: Map<number, number>;
-}
-
-interface ExistingRollup {
-  count: number;
-  released: number;
-  expired: number;
-  not_acquired: number;
-  error: number;
-  threw: number;
-  hold_sum_us: number;
-  wait_sum_us: number;
-  first_ts_ms: number;
-  last_ts_ms: number;
-  hold_hist: Buffer;
-  wait_hist: Buffer;
-  ttl_counts: Buffer;
-}
-
-interface Statements {
-  insertRaw: Statement;
-  insertPattern: Statement;
-  selectPattern: Statement;
-  countPatterns: Statement;
-  insertInstance: Statement;
-  selectInstance: Statement;
-  selectRollup: Statement;
-  upsertRollup: Statement;
-}
+// Batches handed to the writer thread and not yet written; bounds memory beyond the queue.
+const MAX_BATCHES_IN_FLIGHT = 2;
 
 /**
  * Records lock samples into a SQLite file, cheaply enough to run inside a
  * production service.
  *
- * `record()` only appends to a bounded in-memory queue: it is synchronous, O(1)
- * and never throws. The queue is written in batched transactions on a timer or
- * once `flushBatchSize` samples wait — never on the lock's path. Each batch adds
- * raw rows (optionally sampled) and upserts histogram rollups per
- * (pattern, 10-minute bucket, instance), so analyses never need the raw rows.
+ * `record()` only appends to a bounded in-memory queue: synchronous, O(1),
+ * never throws. The queue goes in batches (on a timer, or once
+ * `flushBatchSize` samples wait) to a writer thread that owns the database, so
+ * disk I/O, fsyncs and waits for other writers never run on the service's event
+ * loop. Each batch adds raw rows (optionally sampled) and upserts histogram
+ * rollups per (pattern, 10-minute bucket, instance) in one transaction.
  *
- * When the database cannot be written the service is not disturbed: samples are
- * dropped and counted in {@link stats}, and a `warning` event (and
+ * When the database cannot be written the service is not disturbed: samples
+ * are dropped and counted in {@link stats}, and a `warning` event (and
  * `onWarning`) reports each kind of failure once.
  *
  * @example
@@ -142,26 +97,27 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
 
   private readonly options: Required<Omit<SqliteRecorderOptions, 'onWarning' | 'patterns' | 'instance' | 'path'>>;
   private readonly onWarning: ((warning: RecorderWarning) => void) | undefined;
-  private readonly templates: CompiledTemplate[];
+  private readonly templates: string[];
 
   private queue: LockSample[] = [];
   private head = 0;
   private recorded = 0;
-  private written = 0;
-  private rawWritten = 0;
-  private dropped = 0;
-  private patternOverflow = 0;
+  /** Dropped on this side: buffer full, invalid, closed, or never acknowledged by the writer. */
+  private droppedHere = 0;
+  /** Samples handed to the writer thread. */
+  private dispatched = 0;
+  private inFlightBatches = 0;
+  private drainRequested = false;
+  private dispatchScheduled = false;
   private closed = false;
-  private flushScheduled = false;
   private readonly warned = new Set<RecorderWarning['kind']>();
   private readonly timer: NodeJS.Timeout;
-  private draining: Promise<void> | undefined;
+  private readonly waiters = new Set<() => void>();
 
-  private db: Db | undefined;
-  private statements: Statements | undefined;
-  private readonly patternIds = new Map<string, number>();
-  private readonly instanceIds = new Map<string, number>();
-  private readonly keyPatterns = new Map<string, string>();
+  private readonly shared = new SharedArrayBuffer(SHARED.bytes);
+  private readonly flags = new Int32Array(this.shared, 0, SHARED.flagSlots);
+  private readonly totals = new Float64Array(this.shared, SHARED.totalsOffset, SHARED.totalSlots);
+  private worker: Worker | undefined;
 
   constructor(options: SqliteRecorderOptions) {
     super();
@@ -190,8 +146,12 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       throw new ConfigError(`Expected \`rawSampleRate\` to be a number from 0 to 1, got \`${String(rate)}\``);
     }
     this.onWarning = options.onWarning;
-    this.templates = compileTemplates(options.patterns ?? []);
-    this.timer = setInterval(() => this.scheduledFlush(), this.options.flushIntervalMs);
+    this.templates = [...(options.patterns ?? [])];
+    compileTemplates(this.templates); // validates now; the writer thread compiles its own
+    this.timer = setInterval(() => {
+      this.drainRequested = true;
+      this.dispatch();
+    }, this.options.flushIntervalMs);
     this.timer.unref();
   }
 
@@ -204,287 +164,228 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       this.recorded++;
       const pending = this.queue.length - this.head;
       if (this.closed || pending >= this.options.maxBufferedSamples) {
-        this.dropped++;
+        this.droppedHere++;
         if (!this.closed) this.warnOnce('buffer-full', `Sample buffer full (${pending} samples); dropping samples`);
         return;
       }
       this.queue.push(sample);
-      if (pending + 1 >= this.options.flushBatchSize && !this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.scheduledFlush());
+      if (pending + 1 >= this.options.flushBatchSize && !this.dispatchScheduled) {
+        this.dispatchScheduled = true;
+        setImmediate(() => {
+          this.dispatchScheduled = false;
+          this.dispatch();
+        });
       }
     } catch {
-      this.dropped++;
+      this.droppedHere++;
     }
   }
 
   /** Current counters; see {@link RecorderStats}. */
   stats(): RecorderStats {
+    Atomics.load(this.flags, SHARED.progress); // orders the reads below after the writer's last update
+    const written = this.totals[SHARED.written]!;
+    const dropped = this.droppedHere + this.totals[SHARED.dropped]!;
     return {
       recorded: this.recorded,
-      written: this.written,
-      rawWritten: this.rawWritten,
-      dropped: this.dropped,
-      pending: this.queue.length - this.head,
-      patternOverflow: this.patternOverflow,
+      written,
+      rawWritten: this.totals[SHARED.rawWritten]!,
+      dropped,
+      pending: this.recorded - written - dropped,
+      patternOverflow: this.totals[SHARED.patternOverflow]!,
     };
   }
 
   /**
    * Writes everything recorded so far. Resolves (never rejects) once it is on
-   * disk, or once the database has refused it (then it is counted as dropped).
-   * Waits for another process's write lock up to `flushTimeoutMs` (what is still
-   * pending then stays queued), yielding to the event loop between batches.
+   * disk, once the database has refused it (then it is counted as dropped), or
+   * after `flushTimeoutMs` (what is not written yet stays pending).
    */
   async flush(): Promise<RecorderStats> {
-    while (this.draining) await this.draining;
     const target = this.recorded;
-    this.draining = this.drainUntil(target).finally(() => {
-      this.draining = undefined;
-    });
-    await this.draining;
+    const settled = () => this.recorded - this.stats().pending >= target;
+    if (!settled()) {
+      this.drainRequested = true;
+      this.dispatch();
+      await this.waitFor(settled, this.options.flushTimeoutMs);
+    }
     return this.stats();
   }
 
   /** Flushes, then closes the database. Samples recorded afterwards are dropped and counted. */
   async close(): Promise<RecorderStats> {
-    if (!this.closed) {
-      clearInterval(this.timer);
-      await this.flush();
-      this.closed = true;
-      this.dropPending();
-      this.closeDb();
+    if (this.closed) return this.stats();
+    clearInterval(this.timer);
+    const deadline = Date.now() + this.options.flushTimeoutMs;
+    this.closed = true;
+    this.drainRequested = true;
+    this.dispatch();
+    await this.waitFor(() => this.queue.length === this.head && this.inFlightBatches === 0, this.options.flushTimeoutMs);
+    this.dispatchAll();
+    const worker = this.worker;
+    if (worker) {
+      this.post({ type: 'close', timeoutMs: Math.max(0, deadline - Date.now()) });
+      await this.waitFor(() => Atomics.load(this.flags, SHARED.closed) === 1, Math.max(0, deadline - Date.now()) + 100);
     }
+    this.settle();
     return this.stats();
   }
 
   /**
-   * Writes everything and closes, synchronously: for `process.on('exit')` and
-   * signal handlers, where no promise will be awaited.
+   * Writes everything and closes, blocking the calling thread up to
+   * `flushTimeoutMs`: for `process.on('exit')` and signal handlers, where no
+   * promise will be awaited.
    */
   closeSync(): RecorderStats {
-    if (!this.closed) {
-      clearInterval(this.timer);
-      while (this.queue.length > this.head && this.writeBatch() === 'written');
-      this.closed = true;
-      this.dropPending();
-      this.closeDb();
+    if (this.closed && !this.worker) return this.stats();
+    clearInterval(this.timer);
+    this.closed = true;
+    this.dispatchAll();
+    if (this.worker) {
+      const deadline = Date.now() + this.options.flushTimeoutMs;
+      this.post({ type: 'close', timeoutMs: this.options.flushTimeoutMs });
+      // The writer runs on its own thread: it keeps writing while this one waits.
+      while (Atomics.load(this.flags, SHARED.closed) === 0) {
+        const left = deadline - Date.now();
+        if (left <= 0) break;
+        const seen = Atomics.load(this.flags, SHARED.progress);
+        if (Atomics.load(this.flags, SHARED.closed) === 1) break;
+        Atomics.wait(this.flags, SHARED.progress, seen, left);
+      }
     }
+    this.settle();
     return this.stats();
   }
 
-  private scheduledFlush(): void {
-    this.flushScheduled = false;
-    if (this.draining || this.closed || this.queue.length === this.head) return;
-    // Write at most one batch per turn of the event loop, so a burst never blocks it for long.
-    const outcome = this.writeBatch();
-    if (outcome === 'written' && this.queue.length - this.head >= this.options.flushBatchSize) {
-      this.flushScheduled = true;
-      setImmediate(() => this.scheduledFlush());
+  /** After closing: whatever the writer did not confirm is dropped, and the thread is ended. */
+  private settle(): void {
+    this.droppedHere += this.queue.length - this.head;
+    this.queue = [];
+    this.head = 0;
+    const unconfirmed = this.dispatched - this.totals[SHARED.written]! - this.totals[SHARED.dropped]!;
+    if (unconfirmed > 0) {
+      this.droppedHere += unconfirmed;
+      this.dispatched -= unconfirmed;
     }
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) void worker.terminate().catch(() => undefined);
+    this.wakeWaiters();
   }
 
-  private async drainUntil(target: number): Promise<void> {
-    const deadline = Date.now() + this.options.flushTimeoutMs;
-    // Everything recorded before `target` is written or dropped once pending ones are all newer.
-    while (this.queue.length > this.head && this.recorded - (this.queue.length - this.head) < target) {
-      const outcome = this.writeBatch();
-      if (outcome === 'busy') {
-        if (Date.now() >= deadline) return;
-        await delay(RETRY_DELAY_MS);
-      } else {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-    }
+  /** Hands batches to the writer thread, at most {@link MAX_BATCHES_IN_FLIGHT} at a time. */
+  private dispatch(): void {
+    while (this.inFlightBatches < MAX_BATCHES_IN_FLIGHT && this.sendBatch(this.drainRequested));
+    if (this.queue.length === this.head) this.drainRequested = false;
   }
 
-  /** Writes one batch from the head of the queue in one transaction. */
-  private writeBatch(): 'written' | 'busy' | 'dropped' {
-    const end = Math.min(this.queue.length, this.head + this.options.flushBatchSize);
-    if (end === this.head) return 'written';
-    let opening = !this.db;
+  /** Hands everything queued to the writer at once (closing: memory no longer matters). */
+  private dispatchAll(): void {
+    while (this.sendBatch(true));
+  }
+
+  private sendBatch(partial: boolean): boolean {
+    const pending = this.queue.length - this.head;
+    if (pending === 0 || (!partial && pending < this.options.flushBatchSize)) return false;
+    const start = this.head;
+    const end = start + Math.min(pending, this.options.flushBatchSize);
+    let encoded;
     try {
-      const db = this.db ?? this.openDb();
-      opening = false;
-      const { raw, invalid } = this.writeTransaction(db, end);
-      this.written += end - this.head - invalid;
-      this.rawWritten += raw;
-      if (invalid > 0) {
-        this.dropped += invalid;
-        this.warnOnce('invalid-sample', `Dropped ${invalid} sample(s) without a string key, a known outcome or a finite \`at\``);
-      }
-      this.advance(end);
-      return 'written';
-    } catch (error) {
-      // The transaction rolled back: ids learned inside it may not exist.
-      this.patternIds.clear();
-      this.instanceIds.clear();
-      if (TRANSIENT_CODES.has((error as { code?: string }).code ?? '')) return 'busy';
-      const message = (error as Error).message;
-      if (opening) this.warnOnce('open-failed', `Cannot open samples database ${this.path}: ${message}`, error);
-      else this.warnOnce('write-failed', `Cannot write samples to ${this.path}: ${message}`, error);
-      this.dropBatch(end);
-      // The connection may be unusable (file replaced, disk gone); reopen on the next batch.
-      this.closeDb();
-      return 'dropped';
-    }
-  }
-
-  private writeTransaction(db: Db, end: number): { raw: number; invalid: number } {
-    const s = this.statements!;
-    const deltas = new Map<string, RollupDelta>();
-    let raw = 0;
-    let invalid = 0;
-    db.transaction(() => {
-      for (let i = this.head; i < end; i++) {
-        const sample = this.queue[i];
-        if (sample === null || typeof sample !== 'object') {
-          invalid++;
-          continue;
-        }
-        const at = sample.at;
-        const outcomeCode = Object.hasOwn(OUTCOME_CODE, sample.outcome) ? OUTCOME_CODE[sample.outcome as Outcome] : undefined;
-        if (typeof sample.key !== 'string' || outcomeCode === undefined || !Number.isFinite(at)) {
-          invalid++;
-          continue;
-        }
-        const patternId = this.patternIdOf(sample);
-        const instanceId = this.instanceIdOf(sample.instance ?? this.instance);
-        const holdUs = sample.holdMs === undefined ? null : toMicros(sample.holdMs);
-        const waitUs = toMicros(sample.waitMs ?? 0);
-        const ttlMs = Math.max(0, Math.round(Number(sample.ttlMs) || 0));
-        const attempts = Math.max(0, Math.round(Number(sample.attempts ?? 1) || 0));
-        const threw = sample.threw ? 1 : 0;
-        const tsMs = Math.round(at);
-
-        const rate = this.options.rawSampleRate;
-        if (rate >= 1 || Math.random() < rate) {
-          s.insertRaw.run(tsMs, sample.key, patternId, instanceId, holdUs, waitUs, attempts, ttlMs, outcomeCode, threw);
-          raw++;
-        }
-
-        const bucketStartMs = tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
-        const id = `${patternId}:${bucketStartMs}:${instanceId}`;
-        let delta = deltas.get(id);
-        if (!delta) {
-          delta = newDelta(patternId, bucketStartMs, instanceId, tsMs);
-          deltas.set(id, delta);
-        }
-        delta.count++;
-        delta.outcomes[outcomeCode as 0 | 1 | 2 | 3]++;
-        delta.threw += threw;
-        delta.waitSumUs += waitUs;
-        delta.wait.record(waitUs);
-        if (holdUs !== null) {
-          delta.holdSumUs += holdUs;
-          delta.hold.record(holdUs);
-        }
-        delta.ttls.set(ttlMs, (delta.ttls.get(ttlMs) ?? 0) + 1);
-        if (tsMs < delta.firstTsMs) delta.firstTsMs = tsMs;
-        if (tsMs > delta.lastTsMs) delta.lastTsMs = tsMs;
-      }
-      for (const delta of deltas.values()) this.upsertRollup(delta);
-    }).immediate();
-    return { raw, invalid };
-  }
-
-  private upsertRollup(d: RollupDelta): void {
-    const s = this.statements!;
-    const existing = s.selectRollup.get(d.patternId, d.bucketStartMs, d.instanceId) as ExistingRollup | undefined;
-    if (existing) {
-      d.count += existing.count;
-      d.outcomes[0] += existing.released;
-      d.outcomes[1] += existing.expired;
-      d.outcomes[2] += existing.not_acquired;
-      d.outcomes[3] += existing.error;
-      d.threw += existing.threw;
-      d.holdSumUs += existing.hold_sum_us;
-      d.waitSumUs += existing.wait_sum_us;
-      d.firstTsMs = Math.min(d.firstTsMs, existing.first_ts_ms);
-      d.lastTsMs = Math.max(d.lastTsMs, existing.last_ts_ms);
-      d.hold.addEncoded(existing.hold_hist);
-      d.wait.addEncoded(existing.wait_hist);
-      addEncodedCounts(existing.ttl_counts, d.ttls);
-    }
-    s.upsertRollup.run(
-      d.patternId,
-      d.bucketStartMs,
-      d.instanceId,
-      d.count,
-      d.outcomes[0],
-      d.outcomes[1],
-      d.outcomes[2],
-      d.outcomes[3],
-      d.threw,
-      d.holdSumUs,
-      d.waitSumUs,
-      d.firstTsMs,
-      d.lastTsMs,
-      d.hold.encode(),
-      d.wait.encode(),
-      encodeCounts(d.ttls),
-    );
-  }
-
-  private patternIdOf(sample: LockSample): number {
-    let pattern = sample.pattern;
-    if (pattern === undefined || pattern === '') {
-      pattern = this.keyPatterns.get(sample.key);
-      if (pattern === undefined) {
-        pattern = resolvePattern(sample.key, this.templates);
-        if (this.keyPatterns.size >= KEY_CACHE_LIMIT) this.keyPatterns.clear();
-        this.keyPatterns.set(sample.key, pattern);
-      }
-    }
-    const known = this.patternIds.get(pattern);
-    if (known !== undefined) return known;
-    const s = this.statements!;
-    let row = s.selectPattern.get(pattern) as { id: number } | undefined;
-    if (!row) {
-      const count = (s.countPatterns.get() as { n: number }).n;
-      if (count >= this.options.maxPatterns && pattern !== OVERFLOW_PATTERN) {
-        this.patternOverflow++;
-        this.warnOnce(
-          'pattern-overflow',
-          `More than ${this.options.maxPatterns} key patterns; further ones are recorded as ${OVERFLOW_PATTERN}`,
-        );
-        return this.patternIdOf({ ...sample, pattern: OVERFLOW_PATTERN });
-      }
-      s.insertPattern.run(pattern);
-      row = s.selectPattern.get(pattern) as { id: number };
-    }
-    this.patternIds.set(pattern, row.id);
-    return row.id;
-  }
-
-  private instanceIdOf(instance: string): number {
-    const known = this.instanceIds.get(instance);
-    if (known !== undefined) return known;
-    const s = this.statements!;
-    s.insertInstance.run(instance);
-    const row = s.selectInstance.get(instance) as { id: number };
-    this.instanceIds.set(instance, row.id);
-    return row.id;
-  }
-
-  private openDb(): Db {
-    const db = openForWriting(this.path, this.options.busyTimeoutMs);
-    this.statements = prepareStatements(db);
-    this.db = db;
-    return db;
-  }
-
-  private closeDb(): void {
-    const db = this.db;
-    this.db = undefined;
-    this.statements = undefined;
-    this.patternIds.clear();
-    this.instanceIds.clear();
-    try {
-      db?.close();
+      encoded = encodeBatch(this.queue, start, end);
     } catch {
-      // Closing a broken connection can fail; there is nothing left to save.
+      encoded = undefined;
     }
+    this.advance(end);
+    if (!encoded) {
+      this.droppedHere += end - start;
+      return true;
+    }
+    if (encoded.invalid > 0) {
+      this.droppedHere += encoded.invalid;
+      this.warnOnce('invalid-sample', `Dropped ${encoded.invalid} sample(s) without a string key, a known outcome or a finite \`at\``);
+    }
+    if (encoded.batch.count === 0) return true;
+    if (!this.ensureWorker()) {
+      this.droppedHere += encoded.batch.count;
+      return true;
+    }
+    this.dispatched += encoded.batch.count;
+    this.inFlightBatches++;
+    this.post({ type: 'batch', batch: encoded.batch }, transferList(encoded.batch));
+    return true;
+  }
+
+  private post(message: ToWriter, transfer: ArrayBuffer[] = []): void {
+    this.worker?.postMessage(message, transfer);
+  }
+
+  private ensureWorker(): Worker | undefined {
+    if (this.worker) return this.worker;
+    try {
+      const init: WriterInit = {
+        path: this.path,
+        instance: this.instance,
+        rawSampleRate: this.options.rawSampleRate,
+        maxPatterns: this.options.maxPatterns,
+        busyTimeoutMs: this.options.busyTimeoutMs,
+        templates: this.templates,
+        shared: this.shared,
+      };
+      const worker = RUNNING_FROM_SOURCE
+        ? new Worker(SOURCE_BOOTSTRAP, { eval: true, workerData: init })
+        : new Worker(BUILT_WRITER, { workerData: init });
+      worker.unref();
+      worker.on('message', (message: FromWriter) => this.onWriterMessage(message));
+      worker.on('error', (error) => {
+        this.warnOnce('write-failed', `The recorder's writer thread failed: ${error.message}`, error);
+      });
+      worker.on('exit', () => {
+        if (this.worker !== worker) return;
+        // Died unexpectedly: what it had not confirmed is lost; a new thread starts with the next batch.
+        this.worker = undefined;
+        const unconfirmed = this.dispatched - this.totals[SHARED.written]! - this.totals[SHARED.dropped]!;
+        this.droppedHere += unconfirmed;
+        this.dispatched -= unconfirmed;
+        this.inFlightBatches = 0;
+        this.wakeWaiters();
+      });
+      this.worker = worker;
+      return worker;
+    } catch (error) {
+      this.warnOnce('write-failed', `Cannot start the recorder's writer thread: ${(error as Error).message}`, error);
+      return undefined;
+    }
+  }
+
+  private onWriterMessage(message: FromWriter): void {
+    if (message.type === 'progress') {
+      this.inFlightBatches = Math.max(0, this.inFlightBatches - 1);
+      this.dispatch();
+    } else if (message.type === 'warning') {
+      this.warnOnce(message.warning.kind, message.warning.message);
+    }
+    this.wakeWaiters();
+  }
+
+  private waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+    if (condition()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!condition()) return;
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        resolve();
+      }, timeoutMs);
+      this.waiters.add(check);
+    });
+  }
+
+  private wakeWaiters(): void {
+    for (const check of [...this.waiters]) check();
   }
 
   private advance(end: number): void {
@@ -496,15 +397,6 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
-  }
-
-  private dropBatch(end: number): void {
-    this.dropped += end - this.head;
-    this.advance(end);
-  }
-
-  private dropPending(): void {
-    this.dropBatch(this.queue.length);
   }
 
   private warnOnce(kind: RecorderWarning['kind'], message: string, cause?: unknown): void {
@@ -525,54 +417,12 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   }
 }
 
-function prepareStatements(db: Db): Statements {
-  return {
-    insertRaw: db.prepare(
-      `INSERT INTO raw_samples (ts_ms, key, pattern_id, instance_id, hold_us, wait_us, attempts, ttl_ms, outcome, threw)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    insertPattern: db.prepare('INSERT OR IGNORE INTO patterns (pattern) VALUES (?)'),
-    selectPattern: db.prepare('SELECT id FROM patterns WHERE pattern = ?'),
-    countPatterns: db.prepare('SELECT count(*) AS n FROM patterns'),
-    insertInstance: db.prepare('INSERT OR IGNORE INTO instances (instance) VALUES (?)'),
-    selectInstance: db.prepare('SELECT id FROM instances WHERE instance = ?'),
-    selectRollup: db.prepare(
-      'SELECT * FROM rollups WHERE pattern_id = ? AND bucket_start_ms = ? AND instance_id = ?',
-    ),
-    upsertRollup: db.prepare(
-      `INSERT OR REPLACE INTO rollups (pattern_id, bucket_start_ms, instance_id, count, released, expired, not_acquired,
-         error, threw, hold_sum_us, wait_sum_us, first_ts_ms, last_ts_ms, hold_hist, wait_hist, ttl_counts)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-  };
-}
-
-function newDelta(patternId: number, bucketStartMs: number, instanceId: number, tsMs: number): RollupDelta {
-  return {
-    patternId,
-    bucketStartMs,
-    instanceId,
-    count: 0,
-    outcomes: [0, 0, 0, 0],
-    threw: 0,
-    holdSumUs: 0,
-    waitSumUs: 0,
-    firstTsMs: tsMs,
-    lastTsMs: tsMs,
-    hold: new Histogram(),
-    wait: new Histogram(),
-    ttls: new Map(),
-  };
-}
-
-function toMicros(ms: number): number {
-  const us = Math.round(Number(ms) * 1000);
-  return Number.isFinite(us) && us > 0 ? us : 0;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+// Built: the compiled writer-thread.js beside this file. Run from TypeScript sources (the tests),
+// the .ts is loaded through tsx, registered inside the thread (a worker does not inherit loader hooks).
+const BUILT_WRITER = new URL('./writer-thread.js', import.meta.url);
+const SOURCE_WRITER = new URL('./writer-thread.ts', import.meta.url);
+const RUNNING_FROM_SOURCE = !existsSync(fileURLToPath(BUILT_WRITER)) && existsSync(fileURLToPath(SOURCE_WRITER));
+const SOURCE_BOOTSTRAP = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(SOURCE_WRITER.href)}); });`;
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;

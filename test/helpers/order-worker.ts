@@ -24,6 +24,10 @@ async function createOrder(customer: string): Promise<'ordered' | 'sold-out'> {
   return 'ordered';
 }
 
+// Start together with the other instances, as a load balancer's traffic would arrive.
+process.stdout.write('ready\n');
+await redis.brpop(`incident:${runId}:go`, 30);
+
 const results = await Promise.all(
   Array.from({ length: Number(concurrencyText) }, async (_, i) => {
     const customer = `${process.pid}-${i}`;
@@ -43,4 +47,4 @@ const results = await Promise.all(
 );
 await recorder.close();
 redis.disconnect();
-process.stdout.write(JSON.stringify(results) + '\n');
+process.stdout.write('results ' + JSON.stringify(results) + '\n');

@@ -1,14 +1,32 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { queryDb } from '../helpers/db.js';
 import { tempDir } from '../helpers/temp.js';
 
-const run = promisify(execFile);
+
+/** Starts one worker; resolves `ready` when it waits for the go signal, `done` with its results. */
+function startWorker(args: string[]) {
+  const proc = spawn(process.execPath, ['--import', 'tsx', worker, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  let onReady: () => void;
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
+  proc.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    if (output.includes('ready\n')) onReady();
+  });
+  const done = new Promise<string[]>((resolve, reject) => {
+    proc.once('exit', (code) => {
+      const line = output.split('\n').find((l) => l.startsWith('results '));
+      if (code !== 0 || !line) reject(new Error(`worker exited with ${code}: ${output}`));
+      else resolve(JSON.parse(line.slice('results '.length)) as string[]);
+    });
+  });
+  return { ready, done };
+}
 const worker = fileURLToPath(new URL('../helpers/order-worker.ts', import.meta.url));
 const url = inject('redisUrl');
 const redis = new Redis(url);
@@ -24,12 +42,10 @@ async function sellOut(mode: 'locked' | 'unlocked') {
   const runId = randomUUID();
   const db = join(dir, `${mode}.db`);
   await redis.set(`incident:${runId}:stock`, STOCK);
-  const outputs = await Promise.all(
-    Array.from({ length: WORKERS }, () =>
-      run(process.execPath, ['--import', 'tsx', worker, url, runId, String(CONCURRENCY), mode, db]),
-    ),
-  );
-  const results = outputs.flatMap(({ stdout }) => JSON.parse(stdout) as string[]);
+  const workers = Array.from({ length: WORKERS }, () => startWorker([url, runId, String(CONCURRENCY), mode, db]));
+  await Promise.all(workers.map((w) => w.ready));
+  await redis.rpush(`incident:${runId}:go`, ...workers.map(() => 'go'));
+  const results = (await Promise.all(workers.map((w) => w.done))).flat();
   return {
     db,
     results,

@@ -1,0 +1,297 @@
+import type { Statement } from 'better-sqlite3';
+import { resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
+import { NUMBERS_PER_SAMPLE, type EncodedBatch } from './batch.js';
+import { Histogram, addEncodedCounts, encodeCounts } from './histogram.js';
+import { BUCKET_MS, type Db } from './schema.js';
+
+/** The pattern that collects keys once `maxPatterns` is reached. */
+export const OVERFLOW_PATTERN = '{other}';
+
+export interface SampleWriterOptions {
+  instance: string;
+  rawSampleRate: number;
+  maxPatterns: number;
+  templates: readonly CompiledTemplate[];
+}
+
+export interface WriteResult {
+  written: number;
+  raw: number;
+  patternOverflow: number;
+}
+
+interface RollupDelta {
+  patternId: number;
+  bucketStartMs: number;
+  instanceId: number;
+  count: number;
+  outcomes: [number, number, number, number];
+  threw: number;
+  holdSumUs: number;
+  waitSumUs: number;
+  firstTsMs: number;
+  lastTsMs: number;
+  hold: Histogram;
+  wait: Histogram;
+  ttls: Map<number, number>;
+}
+
+interface ExistingRollup {
+  count: number;
+  released: number;
+  expired: number;
+  not_acquired: number;
+  error: number;
+  threw: number;
+  hold_sum_us: number;
+  wait_sum_us: number;
+  first_ts_ms: number;
+  last_ts_ms: number;
+  hold_hist: Buffer;
+  wait_hist: Buffer;
+  ttl_counts: Buffer;
+}
+
+// Raw rows go in by this many per INSERT: binding one statement per row costs more than SQLite's work.
+const ROWS_PER_INSERT = 32;
+const RAW_COLUMNS = 6;
+const KEY_CACHE_LIMIT = 10_000;
+
+/**
+ * Writes encoded batches into a samples database: raw rows (sampled) and
+ * rollup upserts, one transaction per batch. Runs on the writer thread; throws
+ * SQLite errors to its caller, which decides whether to retry or drop.
+ */
+export class SampleWriter {
+  private readonly insertRawMany: Statement;
+  private readonly insertRawOne: Statement;
+  private readonly insertPattern: Statement;
+  private readonly selectPattern: Statement;
+  private readonly countPatterns: Statement;
+  private readonly insertInstance: Statement;
+  private readonly selectInstance: Statement;
+  private readonly insertSeries: Statement;
+  private readonly selectSeries: Statement;
+  private readonly selectRollup: Statement;
+  private readonly upsertRollup: Statement;
+  private readonly params = new Array<unknown>(ROWS_PER_INSERT * RAW_COLUMNS);
+
+  private readonly patternIds = new Map<string, number>();
+  private readonly instanceIds = new Map<string, number>();
+  private readonly seriesIds = new Map<string, number>();
+  private readonly keyPatterns = new Map<string, string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: SampleWriterOptions,
+  ) {
+    const row = `(${new Array(RAW_COLUMNS).fill('?').join(', ')})`;
+    const insert = 'INSERT INTO raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags) VALUES ';
+    this.insertRawMany = db.prepare(insert + new Array(ROWS_PER_INSERT).fill(row).join(', '));
+    this.insertRawOne = db.prepare(insert + row);
+    this.insertPattern = db.prepare('INSERT OR IGNORE INTO patterns (pattern) VALUES (?)');
+    this.selectPattern = db.prepare('SELECT id FROM patterns WHERE pattern = ?');
+    this.countPatterns = db.prepare('SELECT count(*) AS n FROM patterns');
+    this.insertInstance = db.prepare('INSERT OR IGNORE INTO instances (instance) VALUES (?)');
+    this.selectInstance = db.prepare('SELECT id FROM instances WHERE instance = ?');
+    this.insertSeries = db.prepare('INSERT OR IGNORE INTO series (pattern_id, instance_id, ttl_ms) VALUES (?, ?, ?)');
+    this.selectSeries = db.prepare('SELECT id FROM series WHERE pattern_id = ? AND instance_id = ? AND ttl_ms = ?');
+    this.selectRollup = db.prepare('SELECT * FROM rollups WHERE pattern_id = ? AND bucket_start_ms = ? AND instance_id = ?');
+    this.upsertRollup = db.prepare(
+      `INSERT OR REPLACE INTO rollups (pattern_id, bucket_start_ms, instance_id, count, released, expired, not_acquired,
+         error, threw, hold_sum_us, wait_sum_us, first_ts_ms, last_ts_ms, hold_hist, wait_hist, ttl_counts)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+  }
+
+  /** Writes one batch in one IMMEDIATE transaction; all or nothing. */
+  write(batch: EncodedBatch): WriteResult {
+    try {
+      return this.db.transaction(() => this.writeRows(batch)).immediate();
+    } catch (error) {
+      // The transaction rolled back, so ids learned inside it may not exist.
+      this.patternIds.clear();
+      this.instanceIds.clear();
+      this.seriesIds.clear();
+      throw error;
+    }
+  }
+
+  private writeRows(batch: EncodedBatch): WriteResult {
+    const { numbers, flags, keys, keyLengths } = batch;
+    const explicitPatterns = new Map(batch.patterns);
+    const explicitInstances = new Map(batch.instances);
+    const defaultInstanceId = this.instanceIdOf(this.options.instance);
+    const rate = this.options.rawSampleRate;
+    const deltas = new Map<number | string, RollupDelta>();
+    const params = this.params;
+    let pendingRows = 0;
+    let raw = 0;
+    let overflow = 0;
+    let keyOffset = 0;
+
+    for (let i = 0; i < batch.count; i++) {
+      const key = keys.slice(keyOffset, keyOffset + keyLengths[i]!);
+      keyOffset += keyLengths[i]!;
+      const o = i * NUMBERS_PER_SAMPLE;
+      const tsMs = numbers[o]!;
+      const holdUs = numbers[o + 1]!;
+      const waitUs = numbers[o + 2]!;
+      const ttlMs = numbers[o + 3]!;
+      const attempts = numbers[o + 4]!;
+      const flag = flags[i]!;
+      const outcome = flag & 3;
+      const threw = (flag >> 2) & 1;
+
+      const pattern = explicitPatterns.get(i) ?? this.patternOf(key);
+      let patternId = this.patternIdOf(pattern);
+      if (patternId < 0) {
+        overflow++;
+        patternId = this.patternIdOf(OVERFLOW_PATTERN, true);
+      }
+      const instance = explicitInstances.get(i);
+      const instanceId = instance === undefined ? defaultInstanceId : this.instanceIdOf(instance);
+
+      if (rate >= 1 || Math.random() < rate) {
+        const p = pendingRows * RAW_COLUMNS;
+        params[p] = tsMs;
+        params[p + 1] = key;
+        params[p + 2] = this.seriesIdOf(patternId, instanceId, ttlMs);
+        params[p + 3] = holdUs < 0 ? null : holdUs;
+        params[p + 4] = waitUs;
+        params[p + 5] = flag | (attempts * 8);
+        raw++;
+        if (++pendingRows === ROWS_PER_INSERT) {
+          this.insertRawMany.run(params);
+          pendingRows = 0;
+        }
+      }
+
+      const bucketStartMs = tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
+      // A numeric key while ids are small (the usual case); a string beyond.
+      const id =
+        patternId < 65_536 && instanceId < 4096
+          ? (bucketStartMs / BUCKET_MS) * 268_435_456 + instanceId * 65_536 + patternId
+          : `${patternId}:${bucketStartMs}:${instanceId}`;
+      let delta = deltas.get(id);
+      if (!delta) {
+        delta = newDelta(patternId, bucketStartMs, instanceId, tsMs);
+        deltas.set(id, delta);
+      }
+      delta.count++;
+      delta.outcomes[outcome as 0 | 1 | 2 | 3]++;
+      delta.threw += threw;
+      delta.waitSumUs += waitUs;
+      delta.wait.record(waitUs);
+      if (holdUs >= 0) {
+        delta.holdSumUs += holdUs;
+        delta.hold.record(holdUs);
+      }
+      delta.ttls.set(ttlMs, (delta.ttls.get(ttlMs) ?? 0) + 1);
+      if (tsMs < delta.firstTsMs) delta.firstTsMs = tsMs;
+      if (tsMs > delta.lastTsMs) delta.lastTsMs = tsMs;
+    }
+    for (let r = 0; r < pendingRows; r++) this.insertRawOne.run(params.slice(r * RAW_COLUMNS, (r + 1) * RAW_COLUMNS));
+    for (const delta of deltas.values()) this.upsert(delta);
+    return { written: batch.count, raw, patternOverflow: overflow };
+  }
+
+  private upsert(d: RollupDelta): void {
+    const existing = this.selectRollup.get(d.patternId, d.bucketStartMs, d.instanceId) as ExistingRollup | undefined;
+    if (existing) {
+      d.count += existing.count;
+      d.outcomes[0] += existing.released;
+      d.outcomes[1] += existing.expired;
+      d.outcomes[2] += existing.not_acquired;
+      d.outcomes[3] += existing.error;
+      d.threw += existing.threw;
+      d.holdSumUs += existing.hold_sum_us;
+      d.waitSumUs += existing.wait_sum_us;
+      d.firstTsMs = Math.min(d.firstTsMs, existing.first_ts_ms);
+      d.lastTsMs = Math.max(d.lastTsMs, existing.last_ts_ms);
+      d.hold.addEncoded(existing.hold_hist);
+      d.wait.addEncoded(existing.wait_hist);
+      addEncodedCounts(existing.ttl_counts, d.ttls);
+    }
+    this.upsertRollup.run(
+      d.patternId,
+      d.bucketStartMs,
+      d.instanceId,
+      d.count,
+      d.outcomes[0],
+      d.outcomes[1],
+      d.outcomes[2],
+      d.outcomes[3],
+      d.threw,
+      d.holdSumUs,
+      d.waitSumUs,
+      d.firstTsMs,
+      d.lastTsMs,
+      d.hold.encode(),
+      d.wait.encode(),
+      encodeCounts(d.ttls),
+    );
+  }
+
+  private patternOf(key: string): string {
+    let pattern = this.keyPatterns.get(key);
+    if (pattern === undefined) {
+      pattern = resolvePattern(key, this.options.templates);
+      if (this.keyPatterns.size >= KEY_CACHE_LIMIT) this.keyPatterns.clear();
+      this.keyPatterns.set(key, pattern);
+    }
+    return pattern;
+  }
+
+  /** The pattern's id, or -1 when it is new and `maxPatterns` is reached. */
+  private patternIdOf(pattern: string, force = false): number {
+    const known = this.patternIds.get(pattern);
+    if (known !== undefined) return known;
+    let row = this.selectPattern.get(pattern) as { id: number } | undefined;
+    if (!row) {
+      // Counted in the database, so several processes sharing a file share the cap.
+      if (!force && (this.countPatterns.get() as { n: number }).n >= this.options.maxPatterns) return -1;
+      this.insertPattern.run(pattern);
+      row = this.selectPattern.get(pattern) as { id: number };
+    }
+    this.patternIds.set(pattern, row.id);
+    return row.id;
+  }
+
+  private instanceIdOf(instance: string): number {
+    const known = this.instanceIds.get(instance);
+    if (known !== undefined) return known;
+    this.insertInstance.run(instance);
+    const row = this.selectInstance.get(instance) as { id: number };
+    this.instanceIds.set(instance, row.id);
+    return row.id;
+  }
+
+  private seriesIdOf(patternId: number, instanceId: number, ttlMs: number): number {
+    const id = `${patternId}:${instanceId}:${ttlMs}`;
+    const known = this.seriesIds.get(id);
+    if (known !== undefined) return known;
+    this.insertSeries.run(patternId, instanceId, ttlMs);
+    const row = this.selectSeries.get(patternId, instanceId, ttlMs) as { id: number };
+    this.seriesIds.set(id, row.id);
+    return row.id;
+  }
+}
+
+function newDelta(patternId: number, bucketStartMs: number, instanceId: number, tsMs: number): RollupDelta {
+  return {
+    patternId,
+    bucketStartMs,
+    instanceId,
+    count: 0,
+    outcomes: [0, 0, 0, 0],
+    threw: 0,
+    holdSumUs: 0,
+    waitSumUs: 0,
+    firstTsMs: tsMs,
+    lastTsMs: tsMs,
+    hold: new Histogram(),
+    wait: new Histogram(),
+    ttls: new Map(),
+  };
+}

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { SqliteRecorder, withLock } from '../../src/index.js';
+import { RELEASE } from '../../src/lock/scripts.js';
+import { formatRate, log, median, round } from './stats.js';
+
+/**
+ * The baseline: the lock a team would write by hand (SET NX PX, Lua
+ * compare-and-delete by EVALSHA), with no measuring and no recording.
+ */
+async function plainLock(redis: Redis, key: string, fn: () => Promise<void> | void): Promise<void> {
+  const token = randomUUID();
+  if ((await redis.set(key, token, 'PX', 10_000, 'NX')) !== 'OK') throw new Error('contention in benchmark');
+  try {
+    await fn();
+  } finally {
+    await redis.evalsha(RELEASE.sha, 1, key, token);
+  }
+}
+
+type Variant = 'plain' | 'withLock' | 'instrumented';
+const VARIANTS: readonly Variant[] = ['plain', 'withLock', 'instrumented'];
+
+async function throughput(
+  concurrency: number,
+  durationMs: number,
+  op: (worker: number) => Promise<void>,
+): Promise<number> {
+  let done = 0;
+  const stopAt = performance.now() + durationMs;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      while (performance.now() < stopAt) {
+        await op(worker);
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - started) / 1000);
+}
+
+/**
+ * Lock throughput with and without instrumentation, at each concurrency,
+ * interleaved round by round (alternating which goes first) so that machine
+ * noise hits both alike. Reports the median of the per-round ratios.
+ */
+export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 15, roundMs = 600 } = {}) {
+  const path = join(dir, 'bench-lock.db');
+  rmSync(path, { force: true });
+  const recorder = new SqliteRecorder({ path });
+  await redis.script('LOAD', RELEASE.source);
+  const noop = () => undefined;
+  const ops: Record<Variant, (worker: number) => Promise<void>> = {
+    plain: (worker) => plainLock(redis, `bench:plain:product:${worker}`, noop),
+    withLock: (worker) => withLock(redis, `bench:bare:product:${worker}`, noop, { ttlMs: 10_000, retry: { count: 0 } }),
+    instrumented: (worker) =>
+      withLock(redis, `bench:inst:product:${worker}`, noop, { ttlMs: 10_000, recorder, retry: { count: 0 } }),
+  };
+  const results = [];
+  for (const concurrency of [1, 64]) {
+    // Warm up both paths (JIT, connection, scripts).
+    for (const variant of VARIANTS) await throughput(concurrency, 300, ops[variant]);
+    const rates: Record<Variant, number[]> = { plain: [], withLock: [], instrumented: [] };
+    const ratios: number[] = [];
+    const bareRatios: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      // Rotate the order so that no variant always runs first or last.
+      const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
+      const r: Record<Variant, number> = { plain: 0, withLock: 0, instrumented: 0 };
+      for (const variant of order) r[variant] = await throughput(concurrency, roundMs, ops[variant]);
+      for (const variant of VARIANTS) rates[variant].push(r[variant]);
+      ratios.push(r.instrumented / r.plain);
+      bareRatios.push(r.withLock / r.plain);
+    }
+    const result = {
+      concurrency,
+      plainOpsPerSec: round(median(rates.plain), 0),
+      withLockOpsPerSec: round(median(rates.withLock), 0),
+      instrumentedOpsPerSec: round(median(rates.instrumented), 0),
+      medianRatio: round(median(ratios)),
+      withLockWithoutRecorderRatio: round(median(bareRatios)),
+      ratios: ratios.map((x) => round(x)),
+      target: '≥ 0.95 (medianRatio)',
+    };
+    log(
+      `lock overhead  c=${String(concurrency).padStart(2)}  plain ${formatRate(result.plainOpsPerSec)}  withLock ${formatRate(result.withLockOpsPerSec)}  withLock+SqliteRecorder ${formatRate(result.instrumentedOpsPerSec)}  ratio instrumented/plain ${result.medianRatio} (target ≥ 0.95), without recorder ${result.withLockWithoutRecorderRatio}`,
+    );
+    results.push(result);
+  }
+  const stats = await recorder.close();
+  log(`  recorder during the run: ${stats.written} samples written, ${stats.dropped} dropped`);
+  return { rounds, roundMs, results, recorder: stats };
+}

@@ -1,0 +1,41 @@
+// npm run bench [-- name…]: runs the benchmarks, prints figures and ratios, and
+// writes them to reports/bench-results.json. Never asserts on time.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { startRedisServer } from '../helpers/redis-server.js';
+import { benchLockOverhead } from './lock-overhead.js';
+import { benchRecorderIngest } from './recorder-ingest.js';
+import { log } from './stats.js';
+
+const only = new Set(process.argv.slice(2));
+const wanted = (name: string) => only.size === 0 || only.has(name);
+const dir = mkdtempSync(join(tmpdir(), 'ttl-advisor-bench-'));
+const results: Record<string, unknown> = {
+  startedAt: new Date().toISOString(),
+  node: process.version,
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model,
+};
+
+try {
+  if (wanted('lock')) {
+    const server = process.env.REDIS_URL ? undefined : await startRedisServer();
+    const redis = new Redis(process.env.REDIS_URL ?? server!.url);
+    try {
+      results.lockOverhead = await benchLockOverhead(redis, dir);
+    } finally {
+      redis.disconnect();
+      await server?.stop();
+    }
+  }
+  if (wanted('ingest')) results.recorderIngest = await benchRecorderIngest(dir);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+mkdirSync('reports', { recursive: true });
+const out = join('reports', 'bench-results.json');
+writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+log(`\nwritten to ${out}`);
