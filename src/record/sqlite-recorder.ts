@@ -58,6 +58,9 @@ export interface RecorderWarning {
   cause?: unknown;
 }
 
+/** The samples file `ttl-advisor report` reads when given no `--db`. */
+export const DEFAULT_DB_PATH = 'ttl-samples.db';
+
 const DEFAULTS = Object.freeze({
   flushIntervalMs: 1000,
   flushBatchSize: 5000,

@@ -1,0 +1,43 @@
+import { ConfigError } from '../errors.js';
+
+/** How a recommendation is computed: TTL = max(floor, multiplier × p99), rounded up to a whole step. */
+export interface TtlPolicy {
+  /** Factor applied to the hold-time p99. @default 3 */
+  multiplier: number;
+  /** Lowest TTL ever recommended (ms). @default 3000 */
+  floorMs: number;
+  /** Recommendations are rounded up to a multiple of this (ms). @default 100 */
+  stepMs: number;
+}
+
+export const DEFAULT_POLICY: Readonly<TtlPolicy> = Object.freeze({ multiplier: 3, floorMs: 3000, stepMs: 100 });
+
+/** A current TTL more than this many times the recommendation is `too-long`. */
+export const TOO_LONG_FACTOR = 3;
+
+/** Validates a partial policy and fills in the defaults. */
+export function resolvePolicy(policy: Partial<TtlPolicy> = {}): TtlPolicy {
+  const resolved: TtlPolicy = {
+    multiplier: policy.multiplier ?? DEFAULT_POLICY.multiplier,
+    floorMs: policy.floorMs ?? DEFAULT_POLICY.floorMs,
+    stepMs: policy.stepMs ?? DEFAULT_POLICY.stepMs,
+  };
+  check('multiplier', resolved.multiplier, (v) => v > 0, 'a finite number > 0');
+  check('floorMs', resolved.floorMs, (v) => v >= 0, 'a finite number ≥ 0');
+  check('stepMs', resolved.stepMs, (v) => v > 0, 'a finite number > 0');
+  return resolved;
+}
+
+/** The recommended TTL for a hold-time p99 (ms). */
+export function recommendTtl(p99Ms: number, policy: TtlPolicy): number {
+  const raw = Math.max(policy.floorMs, policy.multiplier * p99Ms);
+  // Guard against 3 × 0.1 = 0.30000000000000004 rounding a whole step up.
+  const steps = Math.ceil(raw / policy.stepMs - 1e-9);
+  return Math.max(steps * policy.stepMs, 0);
+}
+
+function check(name: string, value: unknown, ok: (v: number) => boolean, expected: string): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || !ok(value)) {
+    throw new ConfigError(`Expected \`${name}\` to be ${expected}, got \`${String(value)}\``);
+  }
+}

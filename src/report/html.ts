@@ -1,0 +1,138 @@
+import type { Analysis, PatternAnalysis } from '../analyze/analyze.js';
+import { MIN_SAMPLES_FOR_P99 } from '../analyze/analyze.js';
+import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
+import { describeRun } from './markdown.js';
+import { escapeHtml, formatCount, formatMs, formatTime, printable, VERDICT_COLOR, VERDICT_LABEL } from './format.js';
+import { renderSvg } from './render-svg.js';
+
+// No script, no remote anything: the page is one self-contained file.
+const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+
+const text = (value: string) => escapeHtml(printable(value));
+
+/**
+ * The HTML report: a summary table, worst first, an overview chart, then one
+ * section per pattern with its numbers, the formula and two charts. Charts are
+ * rendered to inline SVG here, so the file opens offline.
+ */
+export async function renderHtml(analysis: Analysis): Promise<string> {
+  const sections: string[] = [];
+  for (const [i, p] of analysis.patterns.entries()) sections.push(await patternSection(p, i, analysis));
+  const overview = analysis.patterns.length
+    ? `<figure class="chart">${await renderSvg(overviewSpec(analysis))}<figcaption>● current TTL &nbsp; ◆ recommended TTL &nbsp; ▏hold-time p99 &nbsp;·&nbsp; the bar spans current → recommended, coloured by verdict</figcaption></figure>`
+    : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ttl-advisor report</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<h1>Lock TTLs from measured hold times</h1>
+<p class="run">${text(describeRun(analysis))}</p>
+${analysis.warnings.map((w) => `<p class="warning">⚠️ ${text(w)}</p>`).join('\n')}
+</header>
+<main>
+${analysis.patterns.length ? summaryTable(analysis) : '<p class="empty">No samples in this window yet. Wrap your locks with a recorder, let them run for a day or two, and run <code>ttl-advisor report</code> again.</p>'}
+${overview}
+${sections.join('\n')}
+</main>
+<footer>
+<p>Generated ${text(formatTime(analysis.generatedAtMs))} by ttl-advisor from ${analysis.sources.map((s) => `<code>${text(s)}</code>`).join(', ')}.
+Percentiles are nearest-rank, from histograms exact to 0.1 %. A pattern needs ${MIN_SAMPLES_FOR_P99} hold-time samples before its p99 holds at 95 % confidence.</p>
+</footer>
+</body>
+</html>
+`;
+}
+
+function badge(p: PatternAnalysis): string {
+  return `<span class="badge" style="background:${VERDICT_COLOR[p.verdict]}">${VERDICT_LABEL[p.verdict]}</span>`;
+}
+
+function summaryTable(analysis: Analysis): string {
+  const rows = analysis.patterns.map(
+    (p, i) => `<tr>
+<td class="pattern"><a href="#p-${i}">${text(p.pattern)}</a></td>
+<td>${formatCount(p.count)}</td>
+<td>${formatMs(p.holdMs.p50)}</td>
+<td>${formatMs(p.holdMs.p99)}</td>
+<td>${formatMs(p.holdMs.max)}</td>
+<td>${formatMs(p.ttl.currentMs)}</td>
+<td class="rec">${formatMs(p.recommendedTtlMs)}</td>
+<td class="verdict">${badge(p)}${p.outcomes.expired ? ` <span class="lost">${formatCount(p.outcomes.expired)} lost</span>` : ''}</td>
+</tr>`,
+  );
+  return `<table class="summary">
+<thead><tr><th>pattern</th><th>samples</th><th>p50</th><th>p99</th><th>max</th><th>current TTL</th><th>recommended TTL</th><th>verdict</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>`;
+}
+
+function formula(p: PatternAnalysis, analysis: Analysis): string {
+  const { multiplier, floorMs, stepMs } = analysis.policy;
+  const scaled = multiplier * p.holdMs.p99;
+  const winner = scaled >= floorMs ? `${multiplier} × p99 = ${formatMs(scaled)}` : `the floor ${formatMs(floorMs)}`;
+  return `TTL = max(${formatMs(floorMs)}, ${multiplier} × ${formatMs(p.holdMs.p99)}) → ${winner}, rounded up to ${formatMs(stepMs)} = <strong>${formatMs(p.recommendedTtlMs)}</strong>`;
+}
+
+async function patternSection(p: PatternAnalysis, index: number, analysis: Analysis): Promise<string> {
+  const [distribution, hourly] = await Promise.all([renderSvg(distributionSpec(p)), renderSvg(hourlySpec(p))]);
+  const facts: [string, string][] = [
+    ['samples', `${formatCount(p.count)} (${formatCount(p.holdCount)} held the lock)`],
+    ['hold p50 / p90 / p99 / p99.9', [p.holdMs.p50, p.holdMs.p90, p.holdMs.p99, p.holdMs.p999].map(formatMs).join(' / ')],
+    ['hold max / mean', `${formatMs(p.holdMs.max)} / ${formatMs(p.holdMs.mean)}`],
+    ['p99, 95 % upper bound', p.p99UpperBoundMs === undefined ? `needs ${MIN_SAMPLES_FOR_P99} samples` : formatMs(p.p99UpperBoundMs)],
+    ['wait p50 / p99', `${formatMs(p.waitMs.p50)} / ${formatMs(p.waitMs.p99)}`],
+    [
+      'outcomes',
+      `${formatCount(p.outcomes.released)} released, ${formatCount(p.outcomes.expired)} expired, ${formatCount(p.outcomes.not_acquired)} not acquired, ${formatCount(p.outcomes.error)} errors; ${formatCount(p.threw)} threw`,
+    ],
+    ['TTL in use', p.ttl.minMs === p.ttl.maxMs ? formatMs(p.ttl.currentMs) : `${formatMs(p.ttl.currentMs)} (range ${formatMs(p.ttl.minMs)}–${formatMs(p.ttl.maxMs)})`],
+    ['seen', `${formatTime(p.firstMs)} → ${formatTime(p.lastMs)}`],
+  ];
+  return `<section id="p-${index}">
+<h2><span class="pattern">${text(p.pattern)}</span> ${badge(p)}</h2>
+<p class="formula">${formula(p, analysis)}</p>
+${p.hints.length ? `<ul class="hints">${p.hints.map((h) => `<li>${text(h)}</li>`).join('')}</ul>` : ''}
+<dl>${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>
+<figure class="chart">${distribution}</figure>
+<figure class="chart">${hourly}</figure>
+</section>`;
+}
+
+const STYLE = `
+:root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; }
+* { box-sizing: border-box; }
+body { font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); margin: 0 auto; max-width: 980px; padding: 24px; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 16px; margin: 32px 0 8px; padding-top: 16px; border-top: 1px solid var(--line); display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
+.run { color: var(--muted); margin: 0 0 12px; }
+.warning { background: #fff8c5; border: 1px solid #d4a72c66; padding: 6px 10px; border-radius: 6px; }
+.empty { font-size: 16px; padding: 24px; background: #f6f8fa; border-radius: 6px; }
+.pattern { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
+table.summary { border-collapse: collapse; width: 100%; margin: 12px 0 24px; font-variant-numeric: tabular-nums; }
+.summary th, .summary td { border-bottom: 1px solid var(--line); padding: 6px 8px; text-align: right; vertical-align: top; }
+.summary th:first-child, .summary td:first-child, .summary th:last-child, .summary td:last-child { text-align: left; }
+.summary td:not(:first-child) { white-space: nowrap; }
+.summary th { font-weight: 600; color: var(--muted); font-size: 12px; }
+.summary a { color: inherit; }
+.summary td.rec { font-weight: 600; }
+.badge { color: white; border-radius: 10px; padding: 1px 8px; font-size: 12px; font-weight: 600; white-space: nowrap; font-family: system-ui, sans-serif; }
+.lost { color: #c62828; font-weight: 600; white-space: nowrap; }
+.formula { background: #f6f8fa; border-radius: 6px; padding: 8px 12px; font-variant-numeric: tabular-nums; }
+.hints li { margin: 2px 0; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0 12px; font-variant-numeric: tabular-nums; }
+dt { color: var(--muted); }
+dd { margin: 0; }
+figure.chart { margin: 8px 0; overflow-x: auto; }
+figure.chart svg { max-width: 100%; height: auto; }
+figcaption { color: var(--muted); font-size: 12px; }
+footer { color: var(--muted); font-size: 12px; margin-top: 40px; border-top: 1px solid var(--line); padding-top: 8px; }
+`;

@@ -1,0 +1,46 @@
+import type { Analysis } from '../analyze/analyze.js';
+
+/** Version of the JSON report's shape; bumped only on a breaking change. */
+export const JSON_REPORT_VERSION = 1;
+
+const r3 = (ms: number) => Math.round(ms * 1000) / 1000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The JSON report: stable, documented in README, read by later tools. */
+export function renderJson(analysis: Analysis): string {
+  const report = {
+    version: JSON_REPORT_VERSION,
+    generatedAt: iso(analysis.generatedAtMs),
+    window: analysis.patterns.length
+      ? { from: iso(analysis.window.fromMs), to: iso(analysis.window.toMs) }
+      : { from: null, to: null },
+    policy: { ...analysis.policy },
+    sources: analysis.sources,
+    warnings: analysis.warnings,
+    patterns: analysis.patterns.map((p) => ({
+      pattern: p.pattern,
+      count: p.count,
+      holdCount: p.holdCount,
+      p50Ms: r3(p.holdMs.p50),
+      p90Ms: r3(p.holdMs.p90),
+      p99Ms: r3(p.holdMs.p99),
+      p999Ms: r3(p.holdMs.p999),
+      maxMs: r3(p.holdMs.max),
+      meanMs: r3(p.holdMs.mean),
+      p99UpperBoundMs: p.p99UpperBoundMs === undefined ? null : r3(p.p99UpperBoundMs),
+      waitP50Ms: r3(p.waitMs.p50),
+      waitP99Ms: r3(p.waitMs.p99),
+      currentTtlMs: p.ttl.currentMs,
+      ttlRangeMs: [p.ttl.minMs, p.ttl.maxMs],
+      recommendedTtlMs: p.recommendedTtlMs,
+      verdict: p.verdict,
+      outcomes: { ...p.outcomes },
+      threw: p.threw,
+      firstAt: iso(p.firstMs),
+      lastAt: iso(p.lastMs),
+      hints: p.hints,
+      hourly: p.hourly.map((h) => ({ hour: iso(h.hourStartMs), count: h.count, p99Ms: r3(h.p99Ms) })),
+    })),
+  };
+  return JSON.stringify(report, null, 2) + '\n';
+}

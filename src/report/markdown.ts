@@ -1,0 +1,37 @@
+import type { Analysis } from '../analyze/analyze.js';
+import { formatCount, formatMs, formatSpan, formatTime, printable, VERDICT_LABEL, VERDICT_MARK } from './format.js';
+
+/** A pattern as a Markdown code span that survives pipes, backticks and control characters in a GFM table. */
+export function markdownCode(text: string): string {
+  const safe = printable(text).replace(/\|/g, '\\|');
+  const longestRun = Math.max(0, ...[...safe.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(longestRun + 1);
+  const pad = safe.startsWith('`') || safe.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${safe}${pad}${fence}`;
+}
+
+/** One line: the window and the policy. */
+export function describeRun(analysis: Analysis): string {
+  const { policy, window } = analysis;
+  const rule = `TTL = max(${formatMs(policy.floorMs)}, ${policy.multiplier} × p99), rounded up to ${formatMs(policy.stepMs)}`;
+  if (analysis.patterns.length === 0) return `No samples yet · ${rule}`;
+  return `${formatTime(window.fromMs)} → ${formatTime(window.toMs)} (${formatSpan(window.toMs - window.fromMs)}) · ${rule}`;
+}
+
+/** The Markdown report: one table, worst first, short enough for a PR comment. */
+export function renderMarkdown(analysis: Analysis): string {
+  const lines = [`### ttl-advisor: lock TTLs from measured hold times`, '', describeRun(analysis), ''];
+  for (const warning of analysis.warnings) lines.push(`> ⚠️ ${warning}`, '');
+  if (analysis.patterns.length > 0) {
+    lines.push('| pattern | samples | p99 | current TTL | recommended TTL | verdict |', '|---|---:|---:|---:|---:|---|');
+    for (const p of analysis.patterns) {
+      const expired = p.outcomes.expired > 0 ? ` (${formatCount(p.outcomes.expired)} lost)` : '';
+      lines.push(
+        `| ${markdownCode(p.pattern)} | ${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatMs(p.ttl.currentMs)} | ` +
+          `**${formatMs(p.recommendedTtlMs)}** | ${VERDICT_MARK[p.verdict]} ${VERDICT_LABEL[p.verdict]}${expired} |`,
+      );
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}

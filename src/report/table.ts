@@ -1,0 +1,27 @@
+import type { Analysis } from '../analyze/analyze.js';
+import { formatCount, formatMs, printable, VERDICT_LABEL } from './format.js';
+
+const MAX_PATTERN_WIDTH = 48;
+
+/** A compact plain-text table for the terminal. */
+export function renderTable(analysis: Analysis): string {
+  if (analysis.patterns.length === 0) return 'No samples in the window yet.\n';
+  const header = ['pattern', 'samples', 'p99', 'current TTL', 'recommended', 'verdict'];
+  const rows = analysis.patterns.map((p) => [
+    truncate(printable(p.pattern)),
+    formatCount(p.count),
+    formatMs(p.holdMs.p99),
+    formatMs(p.ttl.currentMs),
+    formatMs(p.recommendedTtlMs),
+    VERDICT_LABEL[p.verdict],
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const right = new Set([1, 2, 3, 4]);
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(header), line(widths.map((w) => '─'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+}
+
+function truncate(text: string): string {
+  return text.length > MAX_PATTERN_WIDTH ? text.slice(0, MAX_PATTERN_WIDTH - 1) + '…' : text;
+}
