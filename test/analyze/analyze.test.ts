@@ -1,0 +1,136 @@
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { analyze, MIN_SAMPLES_FOR_P99, type PatternAnalysis } from '../../src/analyze/analyze.js';
+import { BUCKET_MS, SCHEMA_VERSION } from '../../src/record/schema.js';
+import { DatabaseError } from '../../src/errors.js';
+import { DEMO_START_MS } from '../../fixtures/generate.js';
+import { queryDb } from '../helpers/db.js';
+import { buildDb, nearestRankExact, rawHoldTimes } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/temp.js';
+
+const dir = tempDir();
+const demo = buildDb(dir, 'demo.db');
+const byPattern = (patterns: PatternAnalysis[], name: string) => patterns.find((p) => p.pattern === name)!;
+
+function expectClose(approxMs: number, exactUs: number): void {
+  const exactMs = exactUs / 1000;
+  expect(approxMs).toBeGreaterThanOrEqual(exactMs);
+  expect((approxMs - exactMs) / exactMs).toBeLessThanOrEqual(0.001);
+}
+
+describe('analyze', () => {
+  const analysis = analyze([demo], { nowMs: DEMO_START_MS + 2 * 86_400_000 });
+
+  it('agrees with an exact computation over the raw rows, for every pattern', () => {
+    const truth = queryDb<{ pattern: string; n: number; released: number; expired: number; not_acquired: number; threw: number }>(
+      demo,
+      `SELECT pattern, count(*) n, sum(outcome = 'released') released, sum(outcome = 'expired') expired,
+              sum(outcome = 'not_acquired') not_acquired, sum(threw) threw FROM samples GROUP BY pattern`,
+    );
+    expect(analysis.patterns).toHaveLength(truth.length);
+    for (const t of truth) {
+      const p = byPattern(analysis.patterns, t.pattern);
+      expect(p.count).toBe(t.n);
+      expect(p.outcomes).toMatchObject({ released: t.released, expired: t.expired, not_acquired: t.not_acquired });
+      expect(p.threw).toBe(t.threw);
+      const holds = rawHoldTimes([demo], t.pattern);
+      expect(p.holdCount).toBe(holds.length);
+      expectClose(p.holdMs.p50, nearestRankExact(holds, 50));
+      expectClose(p.holdMs.p90, nearestRankExact(holds, 90));
+      expectClose(p.holdMs.p99, nearestRankExact(holds, 99));
+      expectClose(p.holdMs.p999, nearestRankExact(holds, 99.9));
+      expect(p.holdMs.max).toBe(holds.at(-1)! / 1000);
+      expect(p.holdMs.mean).toBeCloseTo(holds.reduce((a, b) => a + b, 0) / holds.length / 1000, 6);
+    }
+  });
+
+  it('gives each story of the demo its verdict, worst first', () => {
+    const verdicts = Object.fromEntries(analysis.patterns.map((p) => [p.pattern, p.verdict]));
+    expect(verdicts).toMatchObject({
+      'payment:lock:order:{id}': 'expired',
+      '<img src=x onerror=alert({id})>:{id}': 'too-short',
+      'report:lock:tenant:{id}': 'too-long',
+      'order:lock:product:{id}': 'ok',
+      'mail:lock:user:{id}': 'insufficient-data',
+    });
+    const order = ['expired', 'too-short', 'too-long', 'ok', 'insufficient-data'];
+    const ranks = analysis.patterns.map((p) => order.indexOf(p.verdict));
+    expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
+  });
+
+  it('recommends max(3 s, 3 × p99) rounded up to 100 ms, against the TTL in use', () => {
+    for (const p of analysis.patterns) {
+      expect(p.recommendedTtlMs).toBe(Math.max(3000, Math.ceil((3 * p.holdMs.p99) / 100 - 1e-9) * 100));
+    }
+    const payment = byPattern(analysis.patterns, 'payment:lock:order:{id}');
+    expect(payment.ttl).toEqual({ currentMs: 5000, minMs: 5000, maxMs: 5000 });
+    expect(payment.recommendedTtlMs).toBeGreaterThan(5000);
+  });
+
+  it('flags the contended global lock and withholds p99 claims below 299 samples', () => {
+    const global = byPattern(analysis.patterns, 'inventory:lock:global');
+    expect(global.hints.join(' ')).toMatch(/too broad/);
+    expect(global.outcomes.not_acquired).toBeGreaterThan(0);
+    const mail = byPattern(analysis.patterns, 'mail:lock:user:{id}');
+    expect(mail.holdCount).toBeLessThan(MIN_SAMPLES_FOR_P99);
+    expect(mail.p99UpperBoundMs).toBeUndefined();
+    const order = byPattern(analysis.patterns, 'order:lock:product:{id}');
+    expect(order.p99UpperBoundMs).toBeGreaterThanOrEqual(order.holdMs.p99);
+  });
+
+  it('has an hourly p99 series covering the two days', () => {
+    const order = byPattern(analysis.patterns, 'order:lock:product:{id}');
+    expect(order.hourly).toHaveLength(48);
+    expect(order.hourly.reduce((a, h) => a + h.count, 0)).toBe(order.count);
+    const first = order.hourly[0]!;
+    const holds = rawHoldTimes([demo], order.pattern, `ts_ms >= ${first.hourStartMs} AND ts_ms < ${first.hourStartMs + 3_600_000}`);
+    expectClose(first.p99Ms, nearestRankExact(holds, 99));
+    expect(analysis.warnings).toEqual([]);
+  });
+
+  it('limits the window with since / until, at 10-minute bucket boundaries', () => {
+    const since = DEMO_START_MS + 24 * 3_600_000;
+    const until = since + 6 * 3_600_000;
+    expect(since % BUCKET_MS).toBe(0);
+    const part = analyze([demo], { sinceMs: since, untilMs: until });
+    const order = byPattern(part.patterns, 'order:lock:product:{id}');
+    const holds = rawHoldTimes([demo], order.pattern, `ts_ms >= ${since} AND ts_ms < ${until}`);
+    expect(order.holdCount).toBe(holds.length);
+    expectClose(order.holdMs.p99, nearestRankExact(holds, 99));
+    expect(part.warnings.join(' ')).toMatch(/less than 24 h/);
+  });
+
+  it('selects patterns by glob', () => {
+    const part = analyze([demo], { patterns: ['order:*', 'cart:lock:?uuid?'] });
+    expect(part.patterns.map((p) => p.pattern).sort()).toEqual(['cart:lock:{uuid}', 'order:lock:product:{id}']);
+  });
+
+  it('merges several databases into one report', () => {
+    const other = buildDb(dir, 'other.db', { seed: 7, hours: 12 });
+    const both = analyze([demo, other]);
+    const order = byPattern(both.patterns, 'order:lock:product:{id}');
+    const holds = rawHoldTimes([demo, other], order.pattern);
+    expect(order.holdCount).toBe(holds.length);
+    expectClose(order.holdMs.p99, nearestRankExact(holds, 99));
+    expect(both.sources).toEqual([demo, other]);
+  });
+
+  it('an empty database is an empty analysis, not an error', () => {
+    const empty = buildDb(dir, 'empty.db', { hours: 0 });
+    const result = analyze([empty]);
+    expect(result.patterns).toEqual([]);
+    expect(result.warnings.join(' ')).toMatch(/No samples/);
+  });
+
+  it('refuses missing, foreign and newer databases with a DatabaseError', () => {
+    expect(() => analyze([`${dir}/missing.db`])).toThrow(DatabaseError);
+    const newer = `${dir}/newer.db`;
+    const db = new Database(newer);
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    db.close();
+    expect(() => analyze([newer])).toThrow(/newer than this ttl-advisor/);
+    const foreign = `${dir}/foreign.db`;
+    new Database(foreign).exec('CREATE TABLE t (x)');
+    expect(() => analyze([foreign])).toThrow(/not a ttl-advisor samples database/);
+  });
+});
