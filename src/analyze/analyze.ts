@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { formatMs } from '../report/format.js';
-import { Histogram, addEncodedCounts } from '../record/histogram.js';
+import { DenseHistogram, addEncodedRollup } from '../record/histogram.js';
 import type { Outcome } from '../record/sample.js';
 import { BUCKET_MS, openForReading } from '../record/schema.js';
 import { minSamplesForQuantile, upperBoundRank } from './confidence.js';
@@ -91,23 +91,20 @@ export const CONTENTION_NOT_ACQUIRED_RATE = 0.01;
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
-interface RollupRow {
-  pattern: string;
-  bucket_start_ms: number;
-  count: number;
-  released: number;
-  expired: number;
-  not_acquired: number;
-  error: number;
-  threw: number;
-  hold_sum_us: number;
-  wait_sum_us: number;
-  first_ts_ms: number;
-  last_ts_ms: number;
-  hold_hist: Buffer;
-  wait_hist: Buffer;
-  ttl_counts: Buffer;
-}
+// Rows are read as arrays (.raw()): building an object per row costs more than the rest of the work.
+type RollupRow = [
+  bucketStartMs: number,
+  count: number,
+  released: number,
+  expired: number,
+  notAcquired: number,
+  error: number,
+  threw: number,
+  holdSumUs: number,
+  firstTsMs: number,
+  lastTsMs: number,
+  hists: Buffer,
+];
 
 /**
  * Reads the rollups of one or more samples databases and computes, per key
@@ -131,27 +128,35 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
 
   // Open every database first, so a bad one fails before any work.
   const dbs = dbPaths.map((path) => openForReading(path));
-  const rowsByPattern = new Map<string, RollupRow[]>();
+  const patterns: PatternAnalysis[] = [];
   try {
-    for (const db of dbs) {
-      const statement = db.prepare(
-        `SELECT p.pattern, r.bucket_start_ms, r.count, r.released, r.expired, r.not_acquired, r.error, r.threw,
-                r.hold_sum_us, r.wait_sum_us, r.first_ts_ms, r.last_ts_ms, r.hold_hist, r.wait_hist, r.ttl_counts
-           FROM rollups r JOIN patterns p ON p.id = r.pattern_id
-          WHERE r.bucket_start_ms >= ? AND r.bucket_start_ms < ?`,
-      );
-      for (const row of statement.iterate(fromBucket, toBucket) as IterableIterator<RollupRow>) {
-        if (matchers.length > 0 && !matchers.some((m) => m.test(row.pattern))) continue;
-        let rows = rowsByPattern.get(row.pattern);
-        if (!rows) rowsByPattern.set(row.pattern, (rows = []));
-        rows.push(row);
+    const sources = dbs.map((db) => ({
+      ids: new Map(
+        (db.prepare('SELECT id, pattern FROM patterns').all() as { id: number; pattern: string }[]).map((r) => [r.pattern, r.id]),
+      ),
+      rows: db.prepare(
+        `SELECT bucket_start_ms, count, released, expired, not_acquired, error, threw, hold_sum_us,
+                first_ts_ms, last_ts_ms, hists
+           FROM rollups WHERE pattern_id = ? AND bucket_start_ms >= ? AND bucket_start_ms < ?
+          ORDER BY bucket_start_ms`,
+      ).raw(true),
+    }));
+    const names = [...new Set(sources.flatMap((s) => [...s.ids.keys()]))]
+      .filter((name) => matchers.length === 0 || matchers.some((m) => m.test(name)))
+      .sort();
+    // One pattern at a time, so memory holds one pattern's rollups, however long the window.
+    for (const name of names) {
+      const rows: RollupRow[] = [];
+      for (const source of sources) {
+        const id = source.ids.get(name);
+        if (id !== undefined) rows.push(...(source.rows.all(id, fromBucket, toBucket) as RollupRow[]));
       }
+      if (rows.length > 0) patterns.push(summarize(name, rows, policy));
     }
   } finally {
     for (const db of dbs) db.close();
   }
 
-  const patterns = [...rowsByPattern].map(([pattern, rows]) => summarize(pattern, rows, policy));
   patterns.sort(
     (a, b) => VERDICTS.indexOf(a.verdict) - VERDICTS.indexOf(b.verdict) || b.count - a.count || a.pattern.localeCompare(b.pattern),
   );
@@ -177,9 +182,10 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
 }
 
 function summarize(pattern: string, rows: RollupRow[], policy: TtlPolicy): PatternAnalysis {
-  rows.sort((a, b) => a.bucket_start_ms - b.bucket_start_ms);
-  const hold = new Histogram();
-  const wait = new Histogram();
+  // Each database's rows come in time order; several databases need one merge.
+  rows.sort((a, b) => a[0] - b[0]);
+  const hold = new DenseHistogram();
+  const wait = new DenseHistogram();
   const ttls = new Map<number, number>();
   const outcomes: Record<Outcome, number> = { released: 0, expired: 0, not_acquired: 0, error: 0 };
   const hourly: HourlyPoint[] = [];
@@ -190,7 +196,7 @@ function summarize(pattern: string, rows: RollupRow[], policy: TtlPolicy): Patte
   let lastMs = Number.NEGATIVE_INFINITY;
 
   // Rows arrive in time order: build one hour's histogram at a time, then fold it into the total.
-  let hour = new Histogram();
+  const hour = new DenseHistogram();
   let hourStart = Number.NaN;
   let hourCount = 0;
   const closeHour = () => {
@@ -199,27 +205,25 @@ function summarize(pattern: string, rows: RollupRow[], policy: TtlPolicy): Patte
       hold.add(hour);
     }
   };
-  for (const row of rows) {
-    const rowHour = Math.floor(row.bucket_start_ms / HOUR_MS) * HOUR_MS;
+  for (const [bucketStartMs, rowCount, released, expired, notAcquired, error, rowThrew, rowHoldSumUs, rowFirstMs, rowLastMs, hists] of rows) {
+    const rowHour = Math.floor(bucketStartMs / HOUR_MS) * HOUR_MS;
     if (rowHour !== hourStart) {
       closeHour();
-      hour = new Histogram();
+      hour.clear();
       hourStart = rowHour;
       hourCount = 0;
     }
-    hour.addEncoded(row.hold_hist);
-    wait.addEncoded(row.wait_hist);
-    addEncodedCounts(row.ttl_counts, ttls);
-    hourCount += row.count;
-    count += row.count;
-    threw += row.threw;
-    holdSumUs += row.hold_sum_us;
-    outcomes.released += row.released;
-    outcomes.expired += row.expired;
-    outcomes.not_acquired += row.not_acquired;
-    outcomes.error += row.error;
-    if (row.first_ts_ms < firstMs) firstMs = row.first_ts_ms;
-    if (row.last_ts_ms > lastMs) lastMs = row.last_ts_ms;
+    addEncodedRollup(hists, hour, wait, ttls);
+    hourCount += rowCount;
+    count += rowCount;
+    threw += rowThrew;
+    holdSumUs += rowHoldSumUs;
+    outcomes.released += released;
+    outcomes.expired += expired;
+    outcomes.not_acquired += notAcquired;
+    outcomes.error += error;
+    if (rowFirstMs < firstMs) firstMs = rowFirstMs;
+    if (rowLastMs > lastMs) lastMs = rowLastMs;
   }
   closeHour();
 
@@ -298,7 +302,7 @@ function currentTtl(ttls: Map<number, number>): { currentMs: number; minMs: numb
 }
 
 /** Folds the histogram's fine buckets into about ten bins per decade, for a log-scale chart. */
-function logBins(histogram: Histogram): DistributionBin[] {
+function logBins(histogram: DenseHistogram): DistributionBin[] {
   const bins = new Map<number, DistributionBin>();
   for (const bucket of histogram.buckets()) {
     const valueMs = Math.max(bucket.lowUs, 1) / 1000;

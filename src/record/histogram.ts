@@ -39,6 +39,9 @@ export function bucketIndexOf(value: number): number {
   return ((bucket + 1) << SUB_BUCKET_HALF_COUNT_MAGNITUDE) + (subBucket - SUB_BUCKET_HALF_COUNT);
 }
 
+/** The largest counts index a valid histogram can use. */
+export const MAX_INDEX = bucketIndexOf(MAX_TRACKABLE_VALUE);
+
 /** The smallest value that maps to a counts index. */
 export function lowestValueAt(index: number): number {
   let bucket = (index >> SUB_BUCKET_HALF_COUNT_MAGNITUDE) - 1;
@@ -149,9 +152,13 @@ export class Histogram {
     return histogram;
   }
 
-  /** Adds an encoded histogram into this one without materializing it. Throws on a malformed blob. */
-  addEncoded(bytes: Uint8Array): void {
-    const reader = new VarintReader(bytes);
+  /**
+   * Adds an encoded histogram, starting at `offset`, into this one. Returns the
+   * offset just past it (histograms are self-delimiting, so several can share a
+   * blob). Throws on a malformed blob.
+   */
+  addEncoded(bytes: Uint8Array, offset = 0): number {
+    const reader = new VarintReader(bytes, offset);
     const version = reader.read();
     if (version !== CODEC_VERSION) throw new RangeError(`Unknown histogram encoding version ${version}`);
     const total = reader.read();
@@ -162,15 +169,18 @@ export class Histogram {
     let sum = 0;
     for (let i = 0; i < buckets; i++) {
       index += reader.read();
+      if (index > MAX_INDEX) throw new RangeError('Corrupt histogram: bucket index out of range');
       const count = reader.read();
       sum += count;
       this.counts.set(index, (this.counts.get(index) ?? 0) + count);
     }
     if (sum !== total) throw new RangeError('Corrupt histogram: bucket counts do not add up');
-    if (total === 0) return;
-    this.totalCount += total;
-    if (min < this.minValue) this.minValue = min;
-    if (max > this.maxValue) this.maxValue = max;
+    if (total > 0) {
+      this.totalCount += total;
+      if (min < this.minValue) this.minValue = min;
+      if (max > this.maxValue) this.maxValue = max;
+    }
+    return reader.offset;
   }
 }
 
@@ -203,8 +213,10 @@ class VarintWriter {
 }
 
 class VarintReader {
-  private offset = 0;
-  constructor(private readonly bytes: Uint8Array) {}
+  constructor(
+    private readonly bytes: Uint8Array,
+    public offset = 0,
+  ) {}
 
   read(): number {
     let result = 0;
@@ -237,13 +249,138 @@ export function encodeCounts(counts: ReadonlyMap<number, number>): Buffer {
   return writer.finish();
 }
 
-/** Adds counts encoded by {@link encodeCounts} into `into`. Throws on a malformed blob. */
-export function addEncodedCounts(bytes: Uint8Array, into: Map<number, number>): void {
-  const reader = new VarintReader(bytes);
+/** Adds counts encoded by {@link encodeCounts}, at `offset`, into `into`; returns the offset past them. Throws on a malformed blob. */
+export function addEncodedCounts(bytes: Uint8Array, into: Map<number, number>, offset = 0): number {
+  const reader = new VarintReader(bytes, offset);
   const n = reader.read();
   let value = 0;
   for (let i = 0; i < n; i++) {
     value += reader.read();
     into.set(value, (into.get(value) ?? 0) + reader.read());
   }
+  return reader.offset;
+}
+
+/**
+ * A histogram for reading many encoded histograms fast: counts live in a
+ * dense array indexed like HdrHistogram's, and the indices in use are listed,
+ * so adding a blob is a tight loop and clearing or querying costs only the
+ * buckets in use. Used by the analyzer, which merges thousands of rollups.
+ */
+export class DenseHistogram {
+  private counts = new Float64Array(4096);
+  private readonly used: number[] = [];
+  private sorted = true;
+  totalCount = 0;
+  minValue = Number.POSITIVE_INFINITY;
+  maxValue = 0;
+
+  /** Adds an encoded histogram (see {@link Histogram.encode}) at `offset`; returns the offset past it. Throws on a malformed blob. */
+  addEncoded(bytes: Uint8Array, offset = 0): number {
+    const reader = new VarintReader(bytes, offset);
+    const version = reader.read();
+    if (version !== CODEC_VERSION) throw new RangeError(`Unknown histogram encoding version ${version}`);
+    const total = reader.read();
+    const min = reader.read();
+    const max = reader.read();
+    const buckets = reader.read();
+    let index = 0;
+    let sum = 0;
+    for (let i = 0; i < buckets; i++) {
+      index += reader.read();
+      if (index > MAX_INDEX) throw new RangeError('Corrupt histogram: bucket index out of range');
+      const count = reader.read();
+      sum += count;
+      this.addAt(index, count);
+    }
+    if (sum !== total) throw new RangeError('Corrupt histogram: bucket counts do not add up');
+    if (total > 0) {
+      this.totalCount += total;
+      if (min < this.minValue) this.minValue = min;
+      if (max > this.maxValue) this.maxValue = max;
+    }
+    return reader.offset;
+  }
+
+  add(other: DenseHistogram): void {
+    if (other.totalCount === 0) return;
+    for (const index of other.used) this.addAt(index, other.counts[index]!);
+    this.totalCount += other.totalCount;
+    if (other.minValue < this.minValue) this.minValue = other.minValue;
+    if (other.maxValue > this.maxValue) this.maxValue = other.maxValue;
+  }
+
+  /** Same semantics as {@link Histogram.valueAtPercentile}. */
+  valueAtPercentile(percentile: number): number {
+    if (this.totalCount === 0) return 0;
+    return this.valueAtRank(nearestRank(percentile, this.totalCount));
+  }
+
+  /** Same semantics as {@link Histogram.valueAtRank}. */
+  valueAtRank(rank: number): number {
+    if (this.totalCount === 0) return 0;
+    if (rank >= this.totalCount) return this.maxValue;
+    this.sortUsed();
+    let seen = 0;
+    for (const index of this.used) {
+      seen += this.counts[index]!;
+      if (seen >= rank) return Math.min(this.maxValue, Math.max(this.minValue, highestValueAt(index)));
+    }
+    return this.maxValue;
+  }
+
+  /** The non-empty buckets in ascending order, with their value range. */
+  buckets(): { lowUs: number; highUs: number; count: number }[] {
+    this.sortUsed();
+    return this.used.map((index) => ({ lowUs: lowestValueAt(index), highUs: highestValueAt(index), count: this.counts[index]! }));
+  }
+
+  /** Empties the histogram, keeping its memory. */
+  clear(): void {
+    for (const index of this.used) this.counts[index] = 0;
+    this.used.length = 0;
+    this.sorted = true;
+    this.totalCount = 0;
+    this.minValue = Number.POSITIVE_INFINITY;
+    this.maxValue = 0;
+  }
+
+  private addAt(index: number, count: number): void {
+    if (index >= this.counts.length) {
+      const bigger = new Float64Array(Math.max(index + 1, this.counts.length * 2));
+      bigger.set(this.counts);
+      this.counts = bigger;
+    }
+    if (this.counts[index] === 0 && count > 0) {
+      if (this.used.length > 0 && index < this.used[this.used.length - 1]!) this.sorted = false;
+      this.used.push(index);
+    }
+    this.counts[index]! += count;
+  }
+
+  private sortUsed(): void {
+    if (!this.sorted) {
+      this.used.sort((a, b) => a - b);
+      this.sorted = true;
+    }
+  }
+}
+
+/**
+ * A rollup's three distributions in one blob, so a reader fetches one value per
+ * row: hold-time histogram ‖ wait-time histogram ‖ TTL counts.
+ */
+export function encodeRollup(hold: Histogram, wait: Histogram, ttls: ReadonlyMap<number, number>): Buffer {
+  return Buffer.concat([hold.encode(), wait.encode(), encodeCounts(ttls)]);
+}
+
+/** Adds a blob made by {@link encodeRollup} into the given accumulators. Throws on a malformed blob. */
+export function addEncodedRollup(
+  bytes: Uint8Array,
+  hold: Histogram | DenseHistogram,
+  wait: Histogram | DenseHistogram,
+  ttls: Map<number, number>,
+): void {
+  const end = addEncodedCounts(bytes, ttls, wait.addEncoded(bytes, hold.addEncoded(bytes)));
+  if (end !== bytes.length) throw new RangeError('Corrupt rollup: trailing bytes');
 }

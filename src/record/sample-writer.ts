@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
 import { NUMBERS_PER_SAMPLE, type EncodedBatch } from './batch.js';
-import { Histogram, addEncodedCounts, encodeCounts } from './histogram.js';
+import { Histogram, addEncodedRollup, encodeRollup } from './histogram.js';
 import { BUCKET_MS, type Db } from './schema.js';
 
 /** The pattern that collects keys once `maxPatterns` is reached. */
@@ -47,9 +47,7 @@ interface ExistingRollup {
   wait_sum_us: number;
   first_ts_ms: number;
   last_ts_ms: number;
-  hold_hist: Buffer;
-  wait_hist: Buffer;
-  ttl_counts: Buffer;
+  hists: Buffer;
 }
 
 // Raw rows go in by this many per INSERT: binding one statement per row costs more than SQLite's work.
@@ -99,8 +97,8 @@ export class SampleWriter {
     this.selectRollup = db.prepare('SELECT * FROM rollups WHERE pattern_id = ? AND bucket_start_ms = ? AND instance_id = ?');
     this.upsertRollup = db.prepare(
       `INSERT OR REPLACE INTO rollups (pattern_id, bucket_start_ms, instance_id, count, released, expired, not_acquired,
-         error, threw, hold_sum_us, wait_sum_us, first_ts_ms, last_ts_ms, hold_hist, wait_hist, ttl_counts)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         error, threw, hold_sum_us, wait_sum_us, first_ts_ms, last_ts_ms, hists)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
@@ -209,9 +207,7 @@ export class SampleWriter {
       d.waitSumUs += existing.wait_sum_us;
       d.firstTsMs = Math.min(d.firstTsMs, existing.first_ts_ms);
       d.lastTsMs = Math.max(d.lastTsMs, existing.last_ts_ms);
-      d.hold.addEncoded(existing.hold_hist);
-      d.wait.addEncoded(existing.wait_hist);
-      addEncodedCounts(existing.ttl_counts, d.ttls);
+      addEncodedRollup(existing.hists, d.hold, d.wait, d.ttls);
     }
     this.upsertRollup.run(
       d.patternId,
@@ -227,9 +223,7 @@ export class SampleWriter {
       d.waitSumUs,
       d.firstTsMs,
       d.lastTsMs,
-      d.hold.encode(),
-      d.wait.encode(),
-      encodeCounts(d.ttls),
+      encodeRollup(d.hold, d.wait, d.ttls),
     );
   }
 

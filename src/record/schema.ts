@@ -65,9 +65,8 @@ const MIGRATIONS: readonly string[] = [
     wait_sum_us     INTEGER NOT NULL,
     first_ts_ms     INTEGER NOT NULL,
     last_ts_ms      INTEGER NOT NULL,
-    hold_hist       BLOB    NOT NULL,
-    wait_hist       BLOB    NOT NULL,
-    ttl_counts      BLOB    NOT NULL,
+    -- hold-time histogram ‖ wait-time histogram ‖ TTL counts (see README)
+    hists           BLOB    NOT NULL,
     PRIMARY KEY (pattern_id, bucket_start_ms, instance_id)
   ) WITHOUT ROWID;
 

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { startRedisServer } from '../helpers/redis-server.js';
 import { benchLockOverhead } from './lock-overhead.js';
 import { benchRecorderIngest } from './recorder-ingest.js';
+import { benchReport } from './report.js';
 import { log } from './stats.js';
 
 const only = new Set(process.argv.slice(2));
@@ -31,6 +32,7 @@ try {
     }
   }
   if (wanted('ingest')) results.recorderIngest = await benchRecorderIngest(dir);
+  if (wanted('report')) results.report = await benchReport(dir);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -17,7 +17,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function createOrder(customer: string): Promise<'ordered' | 'sold-out'> {
   const stock = Number(await redis.get(stockKey));
   if (stock <= 0) return 'sold-out';
-  await sleep(3 + Math.random() * 4);
+  // Paying takes a while: long enough that every instance reads the stock before anyone decrements it.
+  await sleep(40 + Math.random() * 40);
   const left = await redis.decr(stockKey);
   await redis.eval("if tonumber(redis.call('get', KEYS[1]) or '1e18') > tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) end", 1, lowestKey, left);
   await redis.rpush(ordersKey, customer);

@@ -60,7 +60,7 @@ describe('SqliteRecorder', () => {
     // Rollup histograms agree with the raw rows they summarize.
     const raw = queryDb<{ hold_us: number }>(path, "SELECT hold_us FROM samples WHERE pattern = 'order:lock:product:{id}' AND hold_us IS NOT NULL");
     const merged = new Histogram();
-    for (const row of queryDb<{ hold_hist: Buffer }>(path, 'SELECT hold_hist FROM rollups')) merged.addEncoded(row.hold_hist);
+    for (const row of queryDb<{ hists: Buffer }>(path, 'SELECT hists FROM rollups')) merged.addEncoded(row.hists);
     expect(merged.totalCount).toBe(raw.length);
     expect(merged.maxValue).toBe(Math.max(...raw.map((r) => r.hold_us)));
     const holdSum = queryDb<{ s: number }>(path, 'SELECT sum(hold_sum_us) s FROM rollups')[0]!.s;
