@@ -20,9 +20,9 @@ export const VERDICTS: readonly Verdict[] = Object.freeze(['expired', 'too-short
 
 /** Options of {@link analyze}. */
 export interface AnalyzeOptions extends Partial<TtlPolicy> {
-  /** Only samples from this time on (epoch ms; rounded down to the 10-minute bucket). */
+  /** Only samples from this time on (epoch ms; rounded down to the hour bucket). */
   sinceMs?: number | undefined;
-  /** Only samples before this time (epoch ms; rounded up to the 10-minute bucket). */
+  /** Only samples before this time (epoch ms; rounded up to the hour bucket). */
   untilMs?: number | undefined;
   /** Only patterns matching one of these globs (`*` any run of characters, `?` one character). */
   patterns?: readonly string[] | undefined;
@@ -110,7 +110,7 @@ type RollupRow = [
  * Reads the rollups of one or more samples databases and computes, per key
  * pattern, the hold-time percentiles and the recommended TTL
  * = max(floor, multiplier × p99) rounded up to a step. Costs grow with
- * patterns × 10-minute buckets × instances, not with samples.
+ * patterns × hours × instances, not with samples.
  *
  * Throws {@link DatabaseError} for a missing, foreign or newer database and
  * {@link ConfigError} for invalid options.

@@ -269,8 +269,10 @@ export function addEncodedCounts(bytes: Uint8Array, into: Map<number, number>, o
  */
 export class DenseHistogram {
   private counts = new Float64Array(4096);
+  /** Indices with a count, in first-use order: what `clear()` and `add()` visit. */
   private readonly used: number[] = [];
-  private sorted = true;
+  private lowIndex = Number.POSITIVE_INFINITY;
+  private highIndex = -1;
   totalCount = 0;
   minValue = Number.POSITIVE_INFINITY;
   maxValue = 0;
@@ -320,10 +322,11 @@ export class DenseHistogram {
   valueAtRank(rank: number): number {
     if (this.totalCount === 0) return 0;
     if (rank >= this.totalCount) return this.maxValue;
-    this.sortUsed();
+    // A scan of the occupied range: a few thousand slots, cheaper than sorting the indices in use.
     let seen = 0;
-    for (const index of this.used) {
-      seen += this.counts[index]!;
+    const counts = this.counts;
+    for (let index = this.lowIndex; index <= this.highIndex; index++) {
+      seen += counts[index]!;
       if (seen >= rank) return Math.min(this.maxValue, Math.max(this.minValue, highestValueAt(index)));
     }
     return this.maxValue;
@@ -331,38 +334,38 @@ export class DenseHistogram {
 
   /** The non-empty buckets in ascending order, with their value range. */
   buckets(): { lowUs: number; highUs: number; count: number }[] {
-    this.sortUsed();
-    return this.used.map((index) => ({ lowUs: lowestValueAt(index), highUs: highestValueAt(index), count: this.counts[index]! }));
+    const result = [];
+    for (let index = this.lowIndex; index <= this.highIndex; index++) {
+      const count = this.counts[index]!;
+      if (count > 0) result.push({ lowUs: lowestValueAt(index), highUs: highestValueAt(index), count });
+    }
+    return result;
   }
 
   /** Empties the histogram, keeping its memory. */
   clear(): void {
     for (const index of this.used) this.counts[index] = 0;
     this.used.length = 0;
-    this.sorted = true;
+    this.lowIndex = Number.POSITIVE_INFINITY;
+    this.highIndex = -1;
     this.totalCount = 0;
     this.minValue = Number.POSITIVE_INFINITY;
     this.maxValue = 0;
   }
 
   private addAt(index: number, count: number): void {
+    if (count <= 0) return;
     if (index >= this.counts.length) {
       const bigger = new Float64Array(Math.max(index + 1, this.counts.length * 2));
       bigger.set(this.counts);
       this.counts = bigger;
     }
-    if (this.counts[index] === 0 && count > 0) {
-      if (this.used.length > 0 && index < this.used[this.used.length - 1]!) this.sorted = false;
+    if (this.counts[index] === 0) {
       this.used.push(index);
+      if (index < this.lowIndex) this.lowIndex = index;
+      if (index > this.highIndex) this.highIndex = index;
     }
     this.counts[index]! += count;
-  }
-
-  private sortUsed(): void {
-    if (!this.sorted) {
-      this.used.sort((a, b) => a - b);
-      this.sorted = true;
-    }
   }
 }
 

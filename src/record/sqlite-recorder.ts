@@ -83,7 +83,7 @@ const MAX_BATCHES_IN_FLIGHT = 2;
  * `flushBatchSize` samples wait) to a writer thread that owns the database, so
  * disk I/O, fsyncs and waits for other writers never run on the service's event
  * loop. Each batch adds raw rows (optionally sampled) and upserts histogram
- * rollups per (pattern, 10-minute bucket, instance) in one transaction.
+ * rollups per (pattern, hour, instance) in one transaction.
  *
  * When the database cannot be written the service is not disturbed: samples
  * are dropped and counted in {@link stats}, and a `warning` event (and

@@ -88,7 +88,7 @@ describe('analyze', () => {
     expect(analysis.warnings).toEqual([]);
   });
 
-  it('limits the window with since / until, at 10-minute bucket boundaries', () => {
+  it('limits the window with since / until, at hour bucket boundaries', () => {
     const since = DEMO_START_MS + 24 * 3_600_000;
     const until = since + 6 * 3_600_000;
     expect(since % BUCKET_MS).toBe(0);
