@@ -51,7 +51,7 @@ export class LockRedisError extends TtlAdvisorError {
 
 /** An option or argument was invalid; the message names it, what was expected and what was received. */
 export class ConfigError extends TtlAdvisorError {
-  override readonly name = 'ConfigError';
+  override readonly name: string = 'ConfigError';
 }
 
 /**

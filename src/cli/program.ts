@@ -1,7 +1,14 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { readdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { analyze } from '../analyze/analyze.js';
+import { analyze, type Analysis } from '../analyze/analyze.js';
+import { applyRecommendations, DEFAULT_APPLY_MIN_CHANGE_PERCENT } from '../policy/apply.js';
+import { checkPolicy } from '../policy/check.js';
+import { unifiedDiff } from '../policy/diff.js';
+import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy } from '../policy/policy.js';
+import { renderCheckJson, renderCheckMarkdown } from '../report/check.js';
+import { formatMs } from '../report/format.js';
 import { parseTime } from '../analyze/time.js';
 import { TtlAdvisorError } from '../errors.js';
 import { DEFAULT_DB_PATH } from '../record/sqlite-recorder.js';
@@ -74,56 +81,99 @@ export function expandDbPaths(paths: readonly string[]): string[] {
   });
 }
 
-interface ReportOptions {
+interface AnalysisOptions {
   db?: string[];
-  out: string;
-  format: ReportFormat[];
   since?: string;
   until?: string;
   multiplier?: number;
   floor?: number;
   step?: number;
   pattern?: string[];
+}
+
+interface ReportOptions extends AnalysisOptions {
+  out: string;
+  format: ReportFormat[];
   quiet?: boolean;
 }
 
+interface CheckCommandOptions extends AnalysisOptions {
+  policy: string;
+  format: 'md' | 'json';
+  strict?: boolean;
+  failOnInsufficientData?: boolean;
+  minChange?: number;
+}
+
+interface ApplyCommandOptions extends AnalysisOptions {
+  policy: string;
+  dryRun?: boolean;
+  minChange: number;
+}
+
+/** The options every command that analyses samples shares with `report`. */
+function addAnalysisOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--db <file>', `samples database; repeat or use a glob for several (default: ${DEFAULT_DB_PATH})`).argParser(collect))
+    .option('--since <time>', 'only samples from this time: ISO date/time, epoch ms, or a duration ago like 48h')
+    .option('--until <time>', 'only samples before this time (same forms as --since)')
+    .option('--multiplier <n>', 'TTL = max(floor, multiplier × p99) (default: 3)', positiveNumber('--multiplier'))
+    .option('--floor <ms>', 'lowest TTL recommended, in ms (default: 3000)', nonNegativeNumber('--floor'))
+    .option('--step <ms>', 'round recommendations up to a multiple of this, in ms (default: 100)', positiveNumber('--step'))
+    .option('--pattern <glob>', 'only patterns matching this glob; repeat for several', collect);
+}
+
+function runAnalysis(options: AnalysisOptions, io: Io): Analysis {
+  const now = io.now();
+  const sinceMs = options.since === undefined ? undefined : parseTime(options.since, '--since', now);
+  const untilMs = options.until === undefined ? undefined : parseTime(options.until, '--until', now);
+  return analyze(expandDbPaths(options.db ?? [DEFAULT_DB_PATH]), {
+    sinceMs,
+    untilMs,
+    multiplier: options.multiplier,
+    floorMs: options.floor,
+    stepMs: options.step,
+    patterns: options.pattern,
+    nowMs: now,
+  });
+}
+
+/** Replaces a file by writing a temporary sibling and renaming it: readers never see half a file. */
+function writeFileAtomic(path: string, content: string): void {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    writeFileSync(temp, content);
+    renameSync(temp, path);
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/** What a run ends with, set by the actions: 0 fine, 1 findings that need action. */
+export interface RunState {
+  exitCode: number;
+}
+
 /** Builds the commander program. */
-export function buildProgram(io: Io = processIo): Command {
+export function buildProgram(io: Io = processIo, state: RunState = { exitCode: 0 }): Command {
   const program = new Command('ttl-advisor')
     .description('Measure how long Redis locks are really held, and recommend TTL = max(3 s, 3 × p99) per key pattern.')
     .version(packageJson.version, '-V, --version')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showSuggestionAfterError(true);
 
-  program
-    .command('report')
-    .description('Analyse recorded samples: p99 per key pattern, TTL recommendations, and HTML / Markdown / JSON reports.')
-    .addOption(new Option('--db <file>', `samples database; repeat or use a glob for several (default: ${DEFAULT_DB_PATH})`).argParser(collect))
+  addAnalysisOptions(
+    program
+      .command('report')
+      .description('Analyse recorded samples: p99 per key pattern, TTL recommendations, and HTML / Markdown / JSON reports.'),
+  )
     .option('--out <dir>', 'directory to write the reports into', 'reports')
     .addOption(new Option('--format <list>', `formats to write: ${REPORT_FORMATS.join(',')}`).argParser(formatList).default(REPORT_FORMATS, REPORT_FORMATS.join(',')))
-    .option('--since <time>', 'only samples from this time: ISO date/time, epoch ms, or a duration ago like 48h')
-    .option('--until <time>', 'only samples before this time (same forms as --since)')
-    .option('--multiplier <n>', 'TTL = max(floor, multiplier × p99) (default: 3)', positiveNumber('--multiplier'))
-    .option('--floor <ms>', 'lowest TTL recommended, in ms (default: 3000)', nonNegativeNumber('--floor'))
-    .option('--step <ms>', 'round recommendations up to a multiple of this, in ms (default: 100)', positiveNumber('--step'))
-    .option('--pattern <glob>', 'only patterns matching this glob; repeat for several', collect)
     .option('-q, --quiet', 'print nothing but errors')
     .action(async (options: ReportOptions) => {
-      const now = io.now();
-      const sinceMs = options.since === undefined ? undefined : parseTime(options.since, '--since', now);
-      const untilMs = options.until === undefined ? undefined : parseTime(options.until, '--until', now);
-      const dbs = expandDbPaths(options.db ?? [DEFAULT_DB_PATH]);
       const progress = (line: string) => io.isTty && !options.quiet && io.stderr(`\r\u001b[2K${line}`);
-      progress(`reading ${dbs.length} database(s)…`);
-      const analysis = analyze(dbs, {
-        sinceMs,
-        untilMs,
-        multiplier: options.multiplier,
-        floorMs: options.floor,
-        stepMs: options.step,
-        patterns: options.pattern,
-        nowMs: now,
-      });
+      progress('reading samples…');
+      const analysis = runAnalysis(options, io);
       progress(`rendering ${options.format.join(', ')} for ${analysis.patterns.length} pattern(s)…`);
       const written = await writeReports(analysis, options.format, options.out);
       progress('');
@@ -133,16 +183,69 @@ export function buildProgram(io: Io = processIo): Command {
       io.stdout(`\nwrote ${written.join(', ')}\n`);
     });
 
+  addAnalysisOptions(
+    program
+      .command('check')
+      .description('Compare the TTLs in a policy file with the data; Markdown for a PR comment. Exit 1 when a TTL must rise or a lock expired.'),
+  )
+    .option('--policy <file>', 'the TTL policy file', DEFAULT_POLICY_PATH)
+    .addOption(new Option('--format <format>', 'output format').choices(['md', 'json']).default('md'))
+    .option('--strict', 'also fail on TTLs more than 3× the recommendation')
+    .option('--fail-on-insufficient-data', 'fail when a configured pattern has too few samples for a p99')
+    .option('--min-change <percent>', 'hide (and do not fail on) moves smaller than this', nonNegativeNumber('--min-change'))
+    .action((options: CheckCommandOptions) => {
+      const policy = loadTtlPolicy(options.policy);
+      const analysis = runAnalysis(options, io);
+      const result = checkPolicy(analysis, policy, {
+        strict: options.strict,
+        failOnInsufficientData: options.failOnInsufficientData,
+        minChangePercent: options.minChange,
+      });
+      io.stdout(options.format === 'json' ? renderCheckJson(result, analysis) : renderCheckMarkdown(result, analysis));
+      state.exitCode = result.exitCode;
+    });
+
+  addAnalysisOptions(
+    program
+      .command('apply')
+      .description('Write the recommended TTLs into the policy file (pinned entries untouched) and print the diff.'),
+  )
+    .option('--policy <file>', 'the TTL policy file', DEFAULT_POLICY_PATH)
+    .option('--dry-run', 'print the diff without writing')
+    .option('--min-change <percent>', 'leave TTLs alone whose recommendation differs by less than this', nonNegativeNumber('--min-change'), DEFAULT_APPLY_MIN_CHANGE_PERCENT)
+    .action((options: ApplyCommandOptions) => {
+      const policy = loadTtlPolicy(options.policy);
+      const before = readFileSync(options.policy, 'utf8');
+      const analysis = runAnalysis(options, io);
+      const { document, changes } = applyRecommendations(analysis, policy, { minChangePercent: options.minChange });
+      if (changes.length === 0) {
+        io.stdout(`${options.policy}: no changes; every TTL matches the data within ${options.minChange} %.\n`);
+        return;
+      }
+      const after = formatPolicy(document);
+      io.stdout(unifiedDiff(before, after, options.policy));
+      for (const c of changes) {
+        io.stdout(`${c.fromMs === undefined ? 'added' : 'changed'} ${c.pattern}: ${c.fromMs === undefined ? '' : `${formatMs(c.fromMs)} → `}${formatMs(c.toMs)}\n`);
+      }
+      if (options.dryRun) {
+        io.stdout('(dry run: nothing written)\n');
+        return;
+      }
+      writeFileAtomic(options.policy, after);
+      io.stdout(`wrote ${options.policy}\n`);
+    });
+
   return program;
 }
 
 /** Runs the CLI and returns the exit code: 0 fine, 1 findings that need action, 2 usage or input error. */
 export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
-  const program = buildProgram(io).exitOverride();
+  const state: RunState = { exitCode: 0 };
+  const program = buildProgram(io, state).exitOverride();
   for (const command of program.commands) command.exitOverride();
   try {
     await program.parseAsync(argv as string[]);
-    return 0;
+    return state.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version end here too, with exit code 0; commander has already printed its one line.

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import type { TtlPolicy } from '../policy/policy.js';
 import type { SampleRecorder } from '../record/sample.js';
 
 /** How often and how patiently to retry a lock that another holder has. */
@@ -21,8 +22,13 @@ export interface LockLostEvent {
 
 /** Options of {@link RedisLock} and {@link withLock}. */
 export interface LockOptions {
-  /** Time to live of the lock (ms): the longest a crashed holder can block others. Required. */
-  ttlMs: number;
+  /** Time to live of the lock (ms): the longest a crashed holder can block others. Required unless `policy` is given. */
+  ttlMs?: number;
+  /**
+   * Take the TTL from a policy file instead (see `loadTtlPolicy`): the key's
+   * entry, or the policy's default. The sample is recorded under the entry's pattern.
+   */
+  policy?: TtlPolicy;
   /** Retry policy while another holder has the lock. @default { count: 10, delayMs: 100, jitterMs: 100 } */
   retry?: RetryOptions;
   /** Give up acquiring after this long in all, retries included (ms). @default 10000 */
@@ -70,9 +76,17 @@ export interface ResolvedLockOptions {
 }
 
 /** Validates lock options at the boundary; throws {@link ConfigError} naming the option. */
-export function resolveLockOptions(options: LockOptions): ResolvedLockOptions {
+export function resolveLockOptions(options: LockOptions, key: string): ResolvedLockOptions {
   if (options === null || typeof options !== 'object') {
     throw new ConfigError(`Expected lock options to be an object, got \`${String(options)}\``);
+  }
+  let ttlMs: unknown = options.ttlMs;
+  let pattern = options.pattern;
+  if (ttlMs === undefined && options.policy !== undefined) {
+    if (typeof options.policy?.match !== 'function') throw new ConfigError('Expected `policy` to be a TtlPolicy (see loadTtlPolicy)');
+    const match = options.policy.match(key);
+    ttlMs = match.ttlMs;
+    pattern ??= match.pattern;
   }
   const retry = options.retry ?? LOCK_DEFAULTS.retry;
   if (retry === null || typeof retry !== 'object') {
@@ -86,18 +100,18 @@ export function resolveLockOptions(options: LockOptions): ResolvedLockOptions {
   if (onLockLost !== undefined && typeof onLockLost !== 'function') {
     throw new ConfigError(`Expected \`onLockLost\` to be a function, got \`${typeof onLockLost}\``);
   }
-  if (options.pattern !== undefined && typeof options.pattern !== 'string') {
-    throw new ConfigError(`Expected \`pattern\` to be a string, got \`${typeof options.pattern}\``);
+  if (pattern !== undefined && typeof pattern !== 'string') {
+    throw new ConfigError(`Expected \`pattern\` to be a string, got \`${typeof pattern}\``);
   }
   return {
-    ttlMs: integerOption('ttlMs', options.ttlMs, undefined, 1),
+    ttlMs: integerOption('ttlMs', ttlMs, undefined, 1),
     retryCount: integerOption('retry.count', retry.count, LOCK_DEFAULTS.retry.count, 0),
     retryDelayMs: integerOption('retry.delayMs', retry.delayMs, LOCK_DEFAULTS.retry.delayMs, 0),
     retryJitterMs: integerOption('retry.jitterMs', retry.jitterMs, LOCK_DEFAULTS.retry.jitterMs, 0),
     acquireTimeoutMs: integerOption('acquireTimeoutMs', options.acquireTimeoutMs, LOCK_DEFAULTS.acquireTimeoutMs, 1),
     commandTimeoutMs: integerOption('commandTimeoutMs', options.commandTimeoutMs, LOCK_DEFAULTS.commandTimeoutMs, 1),
     recorder,
-    pattern: options.pattern,
+    pattern,
     fencing: options.fencing ?? LOCK_DEFAULTS.fencing,
     onLockLost,
     throwOnLockLost: options.throwOnLockLost ?? LOCK_DEFAULTS.throwOnLockLost,

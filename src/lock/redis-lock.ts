@@ -52,7 +52,7 @@ export class RedisLock {
       throw new TtlAdvisorError(`Expected the lock key to be a non-empty string, got \`${String(key)}\``);
     }
     this.key = key;
-    this.options = resolveLockOptions(options);
+    this.options = resolveLockOptions(options, key);
   }
 
   /** Creates a lock and acquires it. */

@@ -1,0 +1,112 @@
+import { MIN_SAMPLES_FOR_P99, type Analysis, type PatternAnalysis, type Verdict } from '../analyze/analyze.js';
+import { TOO_LONG_FACTOR } from '../analyze/policy.js';
+import type { PolicyEntry, TtlPolicy } from './policy.js';
+
+/** Options of {@link checkPolicy}. */
+export interface CheckOptions {
+  /** Also fail on TTLs more than 3× the recommendation. @default false */
+  strict?: boolean;
+  /** Fail when a configured pattern has too few samples. @default false */
+  failOnInsufficientData?: boolean;
+  /** Hide (and do not fail on) moves smaller than this percentage. @default 0 */
+  minChangePercent?: number;
+}
+
+/** One configured pattern compared with its data. */
+export interface CheckRow {
+  /** The policy entry's pattern. */
+  pattern: string;
+  /** The pattern in the data (differs when the entry is a template). */
+  dataPattern: string;
+  entry: PolicyEntry;
+  configuredTtlMs: number;
+  recommendedTtlMs: number;
+  /** (recommended − configured) / configured, in percent. */
+  changePercent: number;
+  /** The verdict for the configured TTL. */
+  verdict: Verdict;
+  /** Whether this row makes the check fail. */
+  failing: boolean;
+  analysis: PatternAnalysis;
+}
+
+export interface CheckResult {
+  /** Configured patterns that need attention, worst first. */
+  rows: CheckRow[];
+  /** Configured patterns that are fine (or whose move is below `minChangePercent`). */
+  fine: CheckRow[];
+  /** Patterns in the data with no policy entry (they run with the default TTL). */
+  missingFromPolicy: PatternAnalysis[];
+  /** Policy entries with no data in the window. */
+  noData: string[];
+  defaultTtlMs: number;
+  /** 0 nothing to do, 1 a TTL must change or a lock expired. */
+  exitCode: 0 | 1;
+}
+
+const ORDER: readonly Verdict[] = ['expired', 'too-short', 'too-long', 'insufficient-data', 'ok'];
+
+/** The verdict for a TTL, given a pattern's data. */
+export function verdictFor(ttlMs: number, p: PatternAnalysis): Verdict {
+  if (p.outcomes.expired > 0) return 'expired';
+  if (p.holdCount < MIN_SAMPLES_FOR_P99) return 'insufficient-data';
+  if (ttlMs < p.recommendedTtlMs) return 'too-short';
+  if (ttlMs > TOO_LONG_FACTOR * p.recommendedTtlMs) return 'too-long';
+  return 'ok';
+}
+
+/**
+ * Compares each configured TTL with the recommendation from the data. Fails
+ * (exit 1) when a lock expired, or a TTL must rise; with `strict` also when one
+ * is far too long; with `failOnInsufficientData` when a configured pattern lacks data.
+ * Pinned entries are reported but only fail on expirations.
+ */
+export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: CheckOptions = {}): CheckResult {
+  const minChange = options.minChangePercent ?? 0;
+  const rows: CheckRow[] = [];
+  const fine: CheckRow[] = [];
+  const missingFromPolicy: PatternAnalysis[] = [];
+  const seen = new Set<string>();
+
+  for (const p of analysis.patterns) {
+    const found = policy.entryForPattern(p.pattern);
+    if (!found) {
+      missingFromPolicy.push(p);
+      continue;
+    }
+    seen.add(found.pattern);
+    const configured = found.entry.ttlMs;
+    const verdict = verdictFor(configured, p);
+    const changePercent = ((p.recommendedTtlMs - configured) / configured) * 100;
+    const bigEnough = Math.abs(changePercent) >= minChange;
+    const failing =
+      verdict === 'expired' ||
+      (!found.entry.pinned &&
+        ((verdict === 'too-short' && bigEnough) ||
+          (verdict === 'too-long' && bigEnough && options.strict === true) ||
+          (verdict === 'insufficient-data' && options.failOnInsufficientData === true)));
+    const row: CheckRow = {
+      pattern: found.pattern,
+      dataPattern: p.pattern,
+      entry: found.entry,
+      configuredTtlMs: configured,
+      recommendedTtlMs: p.recommendedTtlMs,
+      changePercent,
+      verdict,
+      failing,
+      analysis: p,
+    };
+    const attention = verdict === 'expired' || verdict === 'insufficient-data' || (verdict !== 'ok' && bigEnough);
+    (attention ? rows : fine).push(row);
+  }
+  rows.sort((a, b) => ORDER.indexOf(a.verdict) - ORDER.indexOf(b.verdict) || a.pattern.localeCompare(b.pattern));
+  const noData = Object.keys(policy.document.locks).filter((pattern) => !seen.has(pattern));
+  return {
+    rows,
+    fine,
+    missingFromPolicy,
+    noData,
+    defaultTtlMs: policy.defaultTtlMs,
+    exitCode: rows.some((r) => r.failing) || missingFromPolicy.some((p) => p.outcomes.expired > 0) ? 1 : 0,
+  };
+}

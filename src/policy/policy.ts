@@ -1,0 +1,191 @@
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../errors.js';
+import { compileTemplates, patternOf, type CompiledTemplate } from '../keys/pattern.js';
+
+/** One entry of a TTL policy file. */
+export interface PolicyEntry {
+  /** The TTL for keys of this pattern (ms), a positive integer. */
+  ttlMs: number;
+  /** Tools never change a pinned entry. @default false */
+  pinned?: boolean;
+  /** Why the TTL is what it is; shown in reports. */
+  reason?: string;
+}
+
+/** The contents of a TTL policy file (`ttl-advisor.json`). */
+export interface PolicyDocument {
+  /** Pattern → entry, in the file's order. */
+  locks: Record<string, PolicyEntry>;
+  /** TTL for keys that match no entry (ms). @default 10000 */
+  defaultTtlMs?: number;
+}
+
+/** The TTL for keys no entry matches, when the file sets none. */
+export const DEFAULT_POLICY_TTL_MS = 10_000;
+
+/** The default policy file name. */
+export const DEFAULT_POLICY_PATH = 'ttl-advisor.json';
+
+/** A policy file could not be read or is invalid: the message names the file, the entry and what was expected. */
+export class PolicyFileError extends ConfigError {
+  override readonly name = 'PolicyFileError';
+  constructor(
+    readonly path: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${path}: ${message}`, options);
+  }
+}
+
+/** Which entry a key resolved to. */
+export interface PolicyMatch {
+  ttlMs: number;
+  /** The policy pattern that matched, or the key's heuristic pattern when none did. */
+  pattern: string;
+  /** Whether an entry matched (otherwise the default TTL applies). */
+  matched: boolean;
+}
+
+const TOP_LEVEL = new Set(['locks', 'defaultTtlMs']);
+const ENTRY_FIELDS = new Set(['ttlMs', 'pinned', 'reason']);
+const CACHE_LIMIT = 10_000;
+
+/**
+ * A loaded TTL policy: maps lock keys to TTLs through their patterns. Entries
+ * are matched by the key's pattern (`patternOf`) first, then as templates
+ * (`order:lock:product:{productId}` matches `order:lock:product:42`), in file order.
+ */
+export class TtlPolicy {
+  readonly defaultTtlMs: number;
+  private readonly templates: CompiledTemplate[];
+  private readonly cache = new Map<string, PolicyMatch>();
+
+  constructor(
+    readonly document: PolicyDocument,
+    readonly path?: string,
+  ) {
+    this.defaultTtlMs = document.defaultTtlMs ?? DEFAULT_POLICY_TTL_MS;
+    this.templates = compileTemplates(Object.keys(document.locks).filter((p) => /\{[^{}]+\}/.test(p)));
+  }
+
+  /** The TTL for a lock key (ms). */
+  ttlFor(key: string): number {
+    return this.match(key).ttlMs;
+  }
+
+  /** The entry a key resolves to. Cached, so it is cheap on the lock's path. */
+  match(key: string): PolicyMatch {
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const result = this.resolve(key);
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+    this.cache.set(key, result);
+    return result;
+  }
+
+  /** The entry for a pattern as found in recorded data: exact, or through a template. */
+  entryForPattern(pattern: string): { pattern: string; entry: PolicyEntry } | undefined {
+    const exact = this.document.locks[pattern];
+    if (exact && Object.hasOwn(this.document.locks, pattern)) return { pattern, entry: exact };
+    for (const t of this.templates) {
+      if (t.regex.test(pattern)) return { pattern: t.template, entry: this.document.locks[t.template]! };
+    }
+    return undefined;
+  }
+
+  private resolve(key: string): PolicyMatch {
+    const heuristic = patternOf(key);
+    const found = this.entryForPattern(heuristic) ?? this.templateFor(key);
+    return found
+      ? { ttlMs: found.entry.ttlMs, pattern: found.pattern, matched: true }
+      : { ttlMs: this.defaultTtlMs, pattern: heuristic, matched: false };
+  }
+
+  private templateFor(key: string): { pattern: string; entry: PolicyEntry } | undefined {
+    const t = this.templates.find((candidate) => candidate.regex.test(key));
+    return t && { pattern: t.template, entry: this.document.locks[t.template]! };
+  }
+}
+
+/** Reads and validates a policy file. Throws {@link PolicyFileError}. */
+export function loadTtlPolicy(path: string): TtlPolicy {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new PolicyFileError(path, code === 'ENOENT' ? 'no such policy file' : `cannot read: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  return new TtlPolicy(parsePolicy(text, path), path);
+}
+
+/** Parses and validates the text of a policy file. Throws {@link PolicyFileError}. */
+export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new PolicyFileError(path, `invalid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (!isObject(raw)) throw new PolicyFileError(path, 'expected a JSON object with a "locks" object');
+  for (const field of Object.keys(raw)) {
+    if (!TOP_LEVEL.has(field)) throw new PolicyFileError(path, `unknown field "${field}"; expected "locks" and optionally "defaultTtlMs"`);
+  }
+  if (!isObject(raw.locks)) throw new PolicyFileError(path, 'expected "locks" to be an object of pattern → { "ttlMs": … }');
+  if (raw.defaultTtlMs !== undefined && !isPositiveInteger(raw.defaultTtlMs)) {
+    throw new PolicyFileError(path, `expected "defaultTtlMs" to be a positive integer (ms), got ${JSON.stringify(raw.defaultTtlMs)}`);
+  }
+  const locks: Record<string, PolicyEntry> = {};
+  for (const [pattern, value] of Object.entries(raw.locks)) {
+    const where = `entry ${JSON.stringify(pattern)}`;
+    if (pattern === '') throw new PolicyFileError(path, 'a pattern must not be empty');
+    if (!isObject(value)) throw new PolicyFileError(path, `${where}: expected an object like { "ttlMs": 10000 }`);
+    for (const field of Object.keys(value)) {
+      if (!ENTRY_FIELDS.has(field)) throw new PolicyFileError(path, `${where}: unknown field "${field}"; expected ttlMs, pinned, reason`);
+    }
+    if (!isPositiveInteger(value.ttlMs)) {
+      throw new PolicyFileError(path, `${where}: expected "ttlMs" to be a positive integer (ms), got ${JSON.stringify(value.ttlMs)}`);
+    }
+    if (value.pinned !== undefined && typeof value.pinned !== 'boolean') {
+      throw new PolicyFileError(path, `${where}: expected "pinned" to be true or false, got ${JSON.stringify(value.pinned)}`);
+    }
+    if (value.reason !== undefined && typeof value.reason !== 'string') {
+      throw new PolicyFileError(path, `${where}: expected "reason" to be a string, got ${JSON.stringify(value.reason)}`);
+    }
+    locks[pattern] = { ttlMs: value.ttlMs, ...(value.pinned !== undefined && { pinned: value.pinned }), ...(value.reason !== undefined && { reason: value.reason }) };
+  }
+  try {
+    compileTemplates(Object.keys(locks).filter((p) => /\{[^{}]+\}/.test(p)));
+  } catch (error) {
+    throw new PolicyFileError(path, (error as Error).message, { cause: error });
+  }
+  return { locks, ...(raw.defaultTtlMs !== undefined && { defaultTtlMs: raw.defaultTtlMs as number }) };
+}
+
+/**
+ * Serializes a policy with one entry per line, so a TTL change is a one-line
+ * diff. Entries keep their order; keys inside an entry are ttlMs, pinned, reason.
+ */
+export function formatPolicy(document: PolicyDocument): string {
+  const entries = Object.entries(document.locks).map(([pattern, e]) => {
+    const ordered: PolicyEntry = { ttlMs: e.ttlMs, ...(e.pinned !== undefined && { pinned: e.pinned }), ...(e.reason !== undefined && { reason: e.reason }) };
+    const body = Object.entries(ordered).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(', ');
+    return `    ${JSON.stringify(pattern)}: { ${body} }`;
+  });
+  const lines = ['{'];
+  if (document.defaultTtlMs !== undefined) lines.push(`  "defaultTtlMs": ${document.defaultTtlMs},`);
+  lines.push(entries.length ? `  "locks": {\n${entries.join(',\n')}\n  }` : '  "locks": {}');
+  lines.push('}');
+  return lines.join('\n') + '\n';
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isPositiveInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}

@@ -1,0 +1,90 @@
+import type { Analysis } from '../analyze/analyze.js';
+import type { CheckResult, CheckRow } from '../policy/check.js';
+import { formatCount, formatMs, VERDICT_LABEL, VERDICT_MARK } from './format.js';
+import { describeRun, markdownCode } from './markdown.js';
+
+function change(row: CheckRow): string {
+  const sign = row.changePercent > 0 ? '+' : '';
+  return `${sign}${Math.round(row.changePercent)} %`;
+}
+
+function note(row: CheckRow): string {
+  const parts: string[] = [`${VERDICT_MARK[row.verdict]} ${VERDICT_LABEL[row.verdict]}`];
+  if (row.entry.pinned) parts.push(`📌 pinned${row.entry.reason ? `: ${row.entry.reason.replace(/[|\n\r]/g, ' ')}` : ''}`);
+  if (row.failing) parts.push('**fails the check**');
+  return parts.join(' · ');
+}
+
+/** The `check` result as Markdown for a PR comment: only what needs attention, with its evidence. */
+export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): string {
+  const failing = result.rows.filter((r) => r.failing).length;
+  const title =
+    result.rows.length === 0
+      ? '### ttl-advisor check: every configured TTL matches the data ✅'
+      : `### ttl-advisor check: ${result.rows.length} TTL(s) need attention${failing ? `, ${failing} failing` : ''}`;
+  const lines = [title, '', describeRun(analysis), ''];
+  if (result.rows.length > 0) {
+    lines.push('| pattern | TTL | recommended | change | samples | p99 | expired | |', '|---|---:|---:|---:|---:|---:|---:|---|');
+    for (const row of result.rows) {
+      const p = row.analysis;
+      lines.push(
+        `| ${markdownCode(row.pattern)} | ${formatMs(row.configuredTtlMs)} | **${formatMs(row.recommendedTtlMs)}** | ${change(row)} | ` +
+          `${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatCount(p.outcomes.expired)} | ${note(row)} |`,
+      );
+    }
+    lines.push('');
+  }
+  if (result.missingFromPolicy.length > 0) {
+    lines.push(`**In the data but not in the policy** (these get the default ${formatMs(result.defaultTtlMs)}):`, '');
+    for (const p of result.missingFromPolicy) {
+      const expired = p.outcomes.expired > 0 ? `, ${formatCount(p.outcomes.expired)} expired` : '';
+      lines.push(`- ${markdownCode(p.pattern)}: ${formatCount(p.count)} samples, p99 ${formatMs(p.holdMs.p99)}, recommended ${formatMs(p.recommendedTtlMs)}${expired}`);
+    }
+    lines.push('');
+  }
+  if (result.noData.length > 0) {
+    lines.push('**In the policy but no data in this window:** ' + result.noData.map(markdownCode).join(', '), '');
+  }
+  return lines.join('\n');
+}
+
+/** The `check` result as JSON, for machines. */
+export function renderCheckJson(result: CheckResult, analysis: Analysis): string {
+  const r3 = (ms: number) => Math.round(ms * 1000) / 1000;
+  const row = (r: CheckRow) => ({
+    pattern: r.pattern,
+    dataPattern: r.dataPattern,
+    configuredTtlMs: r.configuredTtlMs,
+    recommendedTtlMs: r.recommendedTtlMs,
+    changePercent: Math.round(r.changePercent * 10) / 10,
+    verdict: r.verdict,
+    failing: r.failing,
+    pinned: r.entry.pinned === true,
+    reason: r.entry.reason ?? null,
+    count: r.analysis.count,
+    holdCount: r.analysis.holdCount,
+    p99Ms: r3(r.analysis.holdMs.p99),
+    expired: r.analysis.outcomes.expired,
+  });
+  return (
+    JSON.stringify(
+      {
+        version: 1,
+        exitCode: result.exitCode,
+        policy: { ...analysis.policy },
+        attention: result.rows.map(row),
+        fine: result.fine.map(row),
+        missingFromPolicy: result.missingFromPolicy.map((p) => ({
+          pattern: p.pattern,
+          count: p.count,
+          p99Ms: r3(p.holdMs.p99),
+          recommendedTtlMs: p.recommendedTtlMs,
+          expired: p.outcomes.expired,
+        })),
+        noData: result.noData,
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}
