@@ -28,3 +28,24 @@ export {
   ConfigError,
   DatabaseError,
 } from './errors.js';
+
+export { loadTtlPolicy, parsePolicy, formatPolicy, TtlPolicy, PolicyFileError, DEFAULT_POLICY_PATH, DEFAULT_POLICY_TTL_MS } from './policy/policy.js';
+export type { PolicyDocument, PolicyEntry, PolicyMatch } from './policy/policy.js';
+export { checkPolicy } from './policy/check.js';
+export type { CheckOptions, CheckResult, CheckRow } from './policy/check.js';
+export { applyRecommendations } from './policy/apply.js';
+export type { ApplyOptions, PolicyChange } from './policy/apply.js';
+
+export { analyze, MIN_SAMPLES_FOR_P99, VERDICTS } from './analyze/analyze.js';
+export type { Analysis, AnalyzeOptions, PatternAnalysis, Verdict, HourlyPoint } from './analyze/analyze.js';
+export { recommendTtl, DEFAULT_RECOMMENDATION_POLICY } from './analyze/recommend.js';
+export type { RecommendationPolicy } from './analyze/recommend.js';
+export { databaseStats } from './analyze/stats.js';
+export type { DatabaseStats } from './analyze/stats.js';
+export { renderJson } from './report/json.js';
+export { renderMarkdown } from './report/markdown.js';
+export { writeReports, REPORT_FORMATS } from './report/index.js';
+export type { ReportFormat } from './report/index.js';
+export { listLocks } from './inspect/locks.js';
+export type { LiveLock, LiveLocks, ListLocksOptions } from './inspect/locks.js';
+export { DEFAULT_DB_PATH } from './record/sqlite-recorder.js';

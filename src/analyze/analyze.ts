@@ -4,7 +4,7 @@ import { DenseHistogram, addEncodedRollup } from '../record/histogram.js';
 import type { Outcome } from '../record/sample.js';
 import { BUCKET_MS, openForReading } from '../record/schema.js';
 import { minSamplesForQuantile, upperBoundRank } from './confidence.js';
-import { TOO_LONG_FACTOR, recommendTtl, resolvePolicy, type TtlPolicy } from './policy.js';
+import { TOO_LONG_FACTOR, recommendTtl, resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
 
 /**
  * What a pattern's numbers say about its TTL, worst first:
@@ -19,7 +19,7 @@ export type Verdict = 'expired' | 'too-short' | 'too-long' | 'ok' | 'insufficien
 export const VERDICTS: readonly Verdict[] = Object.freeze(['expired', 'too-short', 'too-long', 'ok', 'insufficient-data']);
 
 /** Options of {@link analyze}. */
-export interface AnalyzeOptions extends Partial<TtlPolicy> {
+export interface AnalyzeOptions extends Partial<RecommendationPolicy> {
   /** Only samples from this time on (epoch ms; rounded down to the hour bucket). */
   sinceMs?: number | undefined;
   /** Only samples before this time (epoch ms; rounded up to the hour bucket). */
@@ -75,7 +75,7 @@ export interface Analysis {
   /** The data's extent within the requested window (epoch ms); both 0 when there is no data. */
   window: { fromMs: number; toMs: number };
   requested: { sinceMs: number | undefined; untilMs: number | undefined };
-  policy: TtlPolicy;
+  policy: RecommendationPolicy;
   sources: string[];
   /** Worst verdict first, then by sample count. */
   patterns: PatternAnalysis[];
@@ -116,7 +116,7 @@ type RollupRow = [
  * {@link ConfigError} for invalid options.
  */
 export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}): Analysis {
-  const policy = resolvePolicy(options);
+  const policy = resolveRecommendationPolicy(options);
   if (dbPaths.length === 0) throw new ConfigError('Expected at least one samples database');
   const { sinceMs, untilMs } = options;
   if (sinceMs !== undefined && untilMs !== undefined && sinceMs >= untilMs) {
@@ -181,7 +181,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
   };
 }
 
-function summarize(pattern: string, rows: RollupRow[], policy: TtlPolicy): PatternAnalysis {
+function summarize(pattern: string, rows: RollupRow[], policy: RecommendationPolicy): PatternAnalysis {
   // Each database's rows come in time order; several databases need one merge.
   rows.sort((a, b) => a[0] - b[0]);
   const hold = new DenseHistogram();

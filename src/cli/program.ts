@@ -7,7 +7,12 @@ import { applyRecommendations, DEFAULT_APPLY_MIN_CHANGE_PERCENT } from '../polic
 import { checkPolicy } from '../policy/check.js';
 import { unifiedDiff } from '../policy/diff.js';
 import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy } from '../policy/policy.js';
+import { Cluster, Redis } from 'ioredis';
+import { databaseStats } from '../analyze/stats.js';
+import { listLocks, redactUrl } from '../inspect/locks.js';
 import { renderCheckJson, renderCheckMarkdown } from '../report/check.js';
+import { renderLocksJson, renderLocksText } from '../report/locks.js';
+import { renderStatsJson, renderStatsText } from '../report/stats.js';
 import { formatMs } from '../report/format.js';
 import { parseTime } from '../analyze/time.js';
 import { TtlAdvisorError } from '../errors.js';
@@ -103,6 +108,43 @@ interface CheckCommandOptions extends AnalysisOptions {
   strict?: boolean;
   failOnInsufficientData?: boolean;
   minChange?: number;
+}
+
+interface LocksCommandOptions {
+  redis?: string;
+  match: string;
+  format: 'text' | 'json';
+  watch?: boolean;
+  interval: number;
+  iterations?: number;
+}
+
+/** Connects to the URL's server, or to the whole cluster when it is a Cluster node. Never prints the password. */
+async function connectRedis(url: string): Promise<Redis | Cluster> {
+  const shown = redactUrl(url);
+  let redis: Redis;
+  try {
+    redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 5000 });
+  } catch (error) {
+    throw new TtlAdvisorError(`Invalid Redis URL ${shown}: ${(error as Error).message}`);
+  }
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const info = await redis.info('cluster');
+    if (!/cluster_enabled:1/.test(info)) return redis;
+  } catch (error) {
+    redis.disconnect();
+    throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${(error as Error).message}`);
+  }
+  const { host, port, username, password } = redis.options;
+  redis.disconnect();
+  const cluster = new Cluster([{ host: host ?? '127.0.0.1', port: port ?? 6379 }], {
+    redisOptions: { username, password },
+    clusterRetryStrategy: () => null,
+  });
+  cluster.on('error', () => undefined);
+  return cluster;
 }
 
 interface ApplyCommandOptions extends AnalysisOptions {
@@ -233,6 +275,50 @@ export function buildProgram(io: Io = processIo, state: RunState = { exitCode: 0
       }
       writeFileAtomic(options.policy, after);
       io.stdout(`wrote ${options.policy}\n`);
+    });
+
+  program
+    .command('stats')
+    .description('What a samples database holds: rows, rollups, patterns, instances, time range, recent samples per hour, dropped samples.')
+    .addOption(new Option('--db <file>', `samples database; repeat or use a glob for several (default: ${DEFAULT_DB_PATH})`).argParser(collect))
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action((options: { db?: string[]; format: 'text' | 'json' }) => {
+      const all = expandDbPaths(options.db ?? [DEFAULT_DB_PATH]).map((path) => databaseStats(path));
+      io.stdout(options.format === 'json' ? renderStatsJson(all) : renderStatsText(all));
+    });
+
+  program
+    .command('locks')
+    .description('List the live locks in Redis (key, pattern, holder, time left), soonest to expire first. Uses SCAN, never KEYS.')
+    .addOption(new Option('--redis <url>', 'Redis URL; every master is scanned on a Cluster').env('REDIS_URL'))
+    .option('--match <glob>', 'SCAN MATCH pattern for lock keys', '*lock*')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--watch', 'refresh until interrupted')
+    .option('--interval <ms>', 'refresh interval for --watch', positiveNumber('--interval'), 1000)
+    .addOption(new Option('--iterations <n>', 'stop --watch after n refreshes').argParser(positiveNumber('--iterations')).hideHelp())
+    .action(async (options: LocksCommandOptions) => {
+      if (!options.redis) throw new TtlAdvisorError('Expected --redis <url> or the REDIS_URL environment variable');
+      const redis = await connectRedis(options.redis);
+      let interrupted = false;
+      const onInterrupt = () => {
+        interrupted = true;
+      };
+      process.once('SIGINT', onInterrupt);
+      try {
+        for (let i = 1; ; i++) {
+          const result = await listLocks(redis, { match: options.match });
+          const text = options.format === 'json' ? renderLocksJson(result) : renderLocksText(result);
+          io.stdout(options.watch && io.isTty ? `\u001b[2J\u001b[H${new Date(io.now()).toISOString()}\n${text}` : text);
+          if (!options.watch || interrupted || (options.iterations !== undefined && i >= options.iterations)) break;
+          await new Promise((resolve) => setTimeout(resolve, options.interval));
+          if (interrupted) break;
+        }
+      } catch (error) {
+        throw new TtlAdvisorError(`Redis at ${redactUrl(options.redis)} failed: ${(error as Error).message}`);
+      } finally {
+        process.off('SIGINT', onInterrupt);
+        redis.disconnect();
+      }
     });
 
   return program;

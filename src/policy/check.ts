@@ -1,5 +1,5 @@
 import { MIN_SAMPLES_FOR_P99, type Analysis, type PatternAnalysis, type Verdict } from '../analyze/analyze.js';
-import { TOO_LONG_FACTOR } from '../analyze/policy.js';
+import { TOO_LONG_FACTOR } from '../analyze/recommend.js';
 import type { PolicyEntry, TtlPolicy } from './policy.js';
 
 /** Options of {@link checkPolicy}. */

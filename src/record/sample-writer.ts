@@ -14,6 +14,13 @@ export interface SampleWriterOptions {
   templates: readonly CompiledTemplate[];
 }
 
+/** A recorder's running totals, stored per instance in `recorder_stats`. */
+export interface WriterCounters {
+  recorded: number;
+  written: number;
+  dropped: number;
+}
+
 export interface WriteResult {
   written: number;
   raw: number;
@@ -72,6 +79,7 @@ export class SampleWriter {
   private readonly selectSeries: Statement;
   private readonly selectRollup: Statement;
   private readonly upsertRollup: Statement;
+  private readonly upsertStats: Statement;
   private readonly params = new Array<unknown>(ROWS_PER_INSERT * RAW_COLUMNS);
 
   private readonly patternIds = new Map<string, number>();
@@ -95,6 +103,9 @@ export class SampleWriter {
     this.insertSeries = db.prepare('INSERT OR IGNORE INTO series (pattern_id, instance_id, ttl_ms) VALUES (?, ?, ?)');
     this.selectSeries = db.prepare('SELECT id FROM series WHERE pattern_id = ? AND instance_id = ? AND ttl_ms = ?');
     this.selectRollup = db.prepare('SELECT * FROM rollups WHERE pattern_id = ? AND bucket_start_ms = ? AND instance_id = ?');
+    this.upsertStats = db.prepare(
+      'INSERT OR REPLACE INTO recorder_stats (instance_id, updated_ms, recorded, written, dropped) VALUES (?, ?, ?, ?, ?)',
+    );
     this.upsertRollup = db.prepare(
       `INSERT OR REPLACE INTO rollups (pattern_id, bucket_start_ms, instance_id, count, released, expired, not_acquired,
          error, threw, hold_sum_us, wait_sum_us, first_ts_ms, last_ts_ms, hists)
@@ -102,10 +113,18 @@ export class SampleWriter {
     );
   }
 
-  /** Writes one batch in one IMMEDIATE transaction; all or nothing. */
-  write(batch: EncodedBatch): WriteResult {
+  /** Writes one batch (and the recorder's counters, if given) in one IMMEDIATE transaction; all or nothing. */
+  write(batch: EncodedBatch, counters?: WriterCounters): WriteResult {
     try {
-      return this.db.transaction(() => this.writeRows(batch)).immediate();
+      return this.db
+        .transaction(() => {
+          const result = this.writeRows(batch);
+          if (counters) {
+            this.upsertStats.run(this.instanceIdOf(this.options.instance), Date.now(), counters.recorded, counters.written, counters.dropped);
+          }
+          return result;
+        })
+        .immediate();
     } catch (error) {
       // The transaction rolled back, so ids learned inside it may not exist.
       this.patternIds.clear();

@@ -16,7 +16,7 @@ import { DatabaseError } from '../errors.js';
  */
 export const BUCKET_MS = 60 * 60 * 1000;
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 const MIGRATIONS: readonly string[] = [
   // 0 → 1
@@ -84,9 +84,22 @@ const MIGRATIONS: readonly string[] = [
       JOIN patterns  p ON p.id = s.pattern_id
       JOIN instances i ON i.id = s.instance_id;
   `,
+  // 1 → 2: each recorder's counters, so `ttl-advisor stats` can show dropped samples.
+  `
+  CREATE TABLE recorder_stats (
+    instance_id INTEGER PRIMARY KEY REFERENCES instances(id),
+    updated_ms  INTEGER NOT NULL,
+    recorded    INTEGER NOT NULL,
+    written     INTEGER NOT NULL,
+    dropped     INTEGER NOT NULL
+  );
+  `,
 ];
 
 export type Db = Database.Database;
+
+/** The DDL that creates schema version 1 alone; tests build old files with it to exercise migrations. */
+export const SCHEMA_V1_DDL = MIGRATIONS[0]!;
 
 /** Opens (creating if needed) a samples database for writing and brings its schema up to date. */
 export function openForWriting(path: string, busyTimeoutMs: number): Db {
@@ -100,6 +113,11 @@ export function openForWriting(path: string, busyTimeoutMs: number): Db {
     db.close();
     throw error;
   }
+}
+
+/** The schema version of an open database (`PRAGMA user_version`). */
+export function schemaVersionOf(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
 }
 
 /**
@@ -123,12 +141,8 @@ export function openForReading(path: string): Db {
       );
     }
     if (version < 1) throw new DatabaseError(path, `${path} is not a ttl-advisor samples database`);
-    if (version < SCHEMA_VERSION) {
-      throw new DatabaseError(
-        path,
-        `${path} has schema version ${version}; open it once with a recorder of this version to migrate it`,
-      );
-    }
+    // Older versions are read as they are (readers only use what every version has, or check);
+    // a recorder of this version migrates the file when it next writes to it.
     return db;
   } catch (error) {
     db.close();

@@ -314,7 +314,10 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     }
     this.dispatched += encoded.batch.count;
     this.inFlightBatches++;
-    this.post({ type: 'batch', batch: encoded.batch }, transferList(encoded.batch));
+    this.post(
+      { type: 'batch', batch: encoded.batch, counters: { recorded: this.recorded, droppedBeforeWriter: this.droppedHere } },
+      transferList(encoded.batch),
+    );
     return true;
   }
 

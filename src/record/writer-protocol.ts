@@ -11,7 +11,14 @@ export interface WriterInit {
   shared: SharedArrayBuffer;
 }
 
-export type ToWriter = { type: 'batch'; batch: EncodedBatch } | { type: 'close'; timeoutMs: number };
+/** The recorder's own counters when it sent a batch, stored with it for `ttl-advisor stats`. */
+export interface RecorderCounters {
+  recorded: number;
+  /** Dropped before reaching the writer (buffer full, invalid, closed). */
+  droppedBeforeWriter: number;
+}
+
+export type ToWriter = { type: 'batch'; batch: EncodedBatch; counters: RecorderCounters } | { type: 'close'; timeoutMs: number };
 
 export interface WriterWarning {
   kind: 'open-failed' | 'write-failed' | 'pattern-overflow';

@@ -5,7 +5,7 @@ import { compileTemplates } from '../keys/pattern.js';
 import type { EncodedBatch } from './batch.js';
 import { SampleWriter } from './sample-writer.js';
 import { openForWriting, type Db } from './schema.js';
-import { SHARED, type ToWriter, type WriterInit, type WriterWarning } from './writer-protocol.js';
+import { SHARED, type RecorderCounters, type ToWriter, type WriterInit, type WriterWarning } from './writer-protocol.js';
 
 const init = workerData as WriterInit;
 const flags = new Int32Array(init.shared, 0, SHARED.flagSlots);
@@ -18,13 +18,13 @@ const RETRY_DELAY_MS = 25;
 
 let db: Db | undefined;
 let writer: SampleWriter | undefined;
-const queue: EncodedBatch[] = [];
+const queue: { batch: EncodedBatch; counters: RecorderCounters }[] = [];
 let working = false;
 let closeDeadline = Number.POSITIVE_INFINITY;
 let closing = false;
 
 parentPort!.on('message', (message: ToWriter) => {
-  if (message.type === 'batch') queue.push(message.batch);
+  if (message.type === 'batch') queue.push({ batch: message.batch, counters: message.counters });
   else {
     closing = true;
     closeDeadline = Date.now() + message.timeoutMs;
@@ -46,7 +46,7 @@ function work(): void {
           }, RETRY_DELAY_MS);
           return;
         }
-        drop(queue[0]!.count);
+        drop(queue[0]!.batch.count);
       }
       queue.shift();
       wake();
@@ -57,7 +57,7 @@ function work(): void {
   }
 }
 
-function writeOne(batch: EncodedBatch): 'written' | 'busy' | 'dropped' {
+function writeOne({ batch, counters }: { batch: EncodedBatch; counters: RecorderCounters }): 'written' | 'busy' | 'dropped' {
   let opening = !writer;
   try {
     if (!writer) {
@@ -70,7 +70,11 @@ function writeOne(batch: EncodedBatch): 'written' | 'busy' | 'dropped' {
       });
     }
     opening = false;
-    const result = writer.write(batch);
+    const result = writer.write(batch, {
+      recorded: counters.recorded,
+      written: totals[SHARED.written]! + batch.count,
+      dropped: counters.droppedBeforeWriter + totals[SHARED.dropped]!,
+    });
     totals[SHARED.rawWritten] = totals[SHARED.rawWritten]! + result.raw;
     if (result.patternOverflow > 0) {
       totals[SHARED.patternOverflow] = totals[SHARED.patternOverflow]! + result.patternOverflow;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { minSamplesForQuantile, normalQuantile, upperBoundRank } from '../../src/analyze/confidence.js';
-import { recommendTtl, resolvePolicy } from '../../src/analyze/policy.js';
+import { recommendTtl, resolveRecommendationPolicy } from '../../src/analyze/recommend.js';
 import { parseTime } from '../../src/analyze/time.js';
 
 describe('recommendTtl: max(floor, multiplier × p99), rounded up to a step', () => {
-  const policy = resolvePolicy();
+  const policy = resolveRecommendationPolicy();
   it.each([
     [0, 3000], // no data: the floor
     [400, 3000], // 3 × 400 = 1200 < floor: the floor wins
@@ -18,16 +18,16 @@ describe('recommendTtl: max(floor, multiplier × p99), rounded up to a step', ()
   });
 
   it('honours multiplier, floor and step', () => {
-    expect(recommendTtl(1000, resolvePolicy({ multiplier: 2 }))).toBe(3000);
-    expect(recommendTtl(1000, resolvePolicy({ multiplier: 2, floorMs: 0 }))).toBe(2000);
-    expect(recommendTtl(1001, resolvePolicy({ multiplier: 2, floorMs: 0, stepMs: 1000 }))).toBe(3000);
-    expect(recommendTtl(0.1, resolvePolicy({ multiplier: 3, floorMs: 0, stepMs: 0.3 }))).toBe(0.3);
+    expect(recommendTtl(1000, resolveRecommendationPolicy({ multiplier: 2 }))).toBe(3000);
+    expect(recommendTtl(1000, resolveRecommendationPolicy({ multiplier: 2, floorMs: 0 }))).toBe(2000);
+    expect(recommendTtl(1001, resolveRecommendationPolicy({ multiplier: 2, floorMs: 0, stepMs: 1000 }))).toBe(3000);
+    expect(recommendTtl(0.1, resolveRecommendationPolicy({ multiplier: 3, floorMs: 0, stepMs: 0.3 }))).toBe(0.3);
   });
 
   it('rejects invalid policies with the option named', () => {
-    expect(() => resolvePolicy({ multiplier: 0 })).toThrow('Expected `multiplier` to be a finite number > 0, got `0`');
-    expect(() => resolvePolicy({ floorMs: -1 })).toThrow('`floorMs`');
-    expect(() => resolvePolicy({ stepMs: Number.NaN })).toThrow('`stepMs`');
+    expect(() => resolveRecommendationPolicy({ multiplier: 0 })).toThrow('Expected `multiplier` to be a finite number > 0, got `0`');
+    expect(() => resolveRecommendationPolicy({ floorMs: -1 })).toThrow('`floorMs`');
+    expect(() => resolveRecommendationPolicy({ stepMs: Number.NaN })).toThrow('`stepMs`');
   });
 });
 

@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors.js';
 
 /** How a recommendation is computed: TTL = max(floor, multiplier × p99), rounded up to a whole step. */
-export interface TtlPolicy {
+export interface RecommendationPolicy {
   /** Factor applied to the hold-time p99. @default 3 */
   multiplier: number;
   /** Lowest TTL ever recommended (ms). @default 3000 */
@@ -10,17 +10,17 @@ export interface TtlPolicy {
   stepMs: number;
 }
 
-export const DEFAULT_POLICY: Readonly<TtlPolicy> = Object.freeze({ multiplier: 3, floorMs: 3000, stepMs: 100 });
+export const DEFAULT_RECOMMENDATION_POLICY: Readonly<RecommendationPolicy> = Object.freeze({ multiplier: 3, floorMs: 3000, stepMs: 100 });
 
 /** A current TTL more than this many times the recommendation is `too-long`. */
 export const TOO_LONG_FACTOR = 3;
 
 /** Validates a partial policy and fills in the defaults. */
-export function resolvePolicy(policy: Partial<TtlPolicy> = {}): TtlPolicy {
-  const resolved: TtlPolicy = {
-    multiplier: policy.multiplier ?? DEFAULT_POLICY.multiplier,
-    floorMs: policy.floorMs ?? DEFAULT_POLICY.floorMs,
-    stepMs: policy.stepMs ?? DEFAULT_POLICY.stepMs,
+export function resolveRecommendationPolicy(policy: Partial<RecommendationPolicy> = {}): RecommendationPolicy {
+  const resolved: RecommendationPolicy = {
+    multiplier: policy.multiplier ?? DEFAULT_RECOMMENDATION_POLICY.multiplier,
+    floorMs: policy.floorMs ?? DEFAULT_RECOMMENDATION_POLICY.floorMs,
+    stepMs: policy.stepMs ?? DEFAULT_RECOMMENDATION_POLICY.stepMs,
   };
   check('multiplier', resolved.multiplier, (v) => v > 0, 'a finite number > 0');
   check('floorMs', resolved.floorMs, (v) => v >= 0, 'a finite number ≥ 0');
@@ -29,7 +29,7 @@ export function resolvePolicy(policy: Partial<TtlPolicy> = {}): TtlPolicy {
 }
 
 /** The recommended TTL for a hold-time p99 (ms). */
-export function recommendTtl(p99Ms: number, policy: TtlPolicy): number {
+export function recommendTtl(p99Ms: number, policy: RecommendationPolicy): number {
   const raw = Math.max(policy.floorMs, policy.multiplier * p99Ms);
   // Guard against 3 × 0.1 = 0.30000000000000004 rounding a whole step up.
   const steps = Math.ceil(raw / policy.stepMs - 1e-9);

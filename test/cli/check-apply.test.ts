@@ -1,0 +1,145 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEMO_PATTERNS } from '../../fixtures/generate.js';
+import { formatPolicy } from '../../src/policy/policy.js';
+import { runCli } from '../helpers/cli.js';
+import { buildDb } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/temp.js';
+
+const dir = tempDir();
+const demo = buildDb(dir, 'demo.db');
+// The same traffic without the payment lock that expires: a database a good policy passes.
+const calm = buildDb(dir, 'calm.db', {
+  patterns: Object.fromEntries(Object.entries(DEMO_PATTERNS).filter(([p]) => !p.startsWith('payment') && !p.startsWith('<img'))),
+});
+let n = 0;
+function policyFile(locks: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
+  const path = join(dir, `policy-${n++}.json`);
+  writeFileSync(path, JSON.stringify({ locks, ...extra }, null, 2) + '\n');
+  return path;
+}
+
+describe('ttl-advisor check', () => {
+  it('fails (exit 1) when a lock expired or a TTL must rise, with the evidence as Markdown', async () => {
+    const policy = policyFile({
+      'payment:lock:order:{id}': { ttlMs: 5000 },
+      'order:lock:product:{id}': { ttlMs: 5000 },
+      'mail:lock:user:{id}': { ttlMs: 5000, pinned: true, reason: 'SMTP timeout is 4 s' },
+      'legacy:lock:{id}': { ttlMs: 30000 },
+    });
+    const { code, stdout, stderr } = await runCli(['check', '--policy', policy, '--db', demo]);
+    expect(stderr).toBe('');
+    expect(code).toBe(1);
+    expect(stdout).toMatchSnapshot();
+  });
+
+  it('passes (exit 0) when every configured TTL covers the data', async () => {
+    const policy = policyFile({ 'order:lock:product:{id}': { ttlMs: 5000 }, 'cart:lock:{uuid}': { ttlMs: 3000 } });
+    const { code, stdout } = await runCli(['check', '--policy', policy, '--db', calm]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/every configured TTL matches the data/);
+  });
+
+  it('a too-long TTL fails only with --strict; few samples only with --fail-on-insufficient-data', async () => {
+    const tooLong = policyFile({ 'report:lock:tenant:{id}': { ttlMs: 300_000 } });
+    expect((await runCli(['check', '--policy', tooLong, '--db', calm])).code).toBe(0);
+    expect((await runCli(['check', '--policy', tooLong, '--db', calm, '--strict'])).code).toBe(1);
+    const few = policyFile({ 'mail:lock:user:{id}': { ttlMs: 3000 } });
+    const lenient = await runCli(['check', '--policy', few, '--db', calm]);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stdout).toMatch(/insufficient data/);
+    expect((await runCli(['check', '--policy', few, '--db', calm, '--fail-on-insufficient-data'])).code).toBe(1);
+  });
+
+  it('--min-change hides small moves', async () => {
+    // order's recommendation is 3 s: a 2.9 s TTL is 3 % short.
+    const policy = policyFile({ 'order:lock:product:{id}': { ttlMs: 2900 } });
+    expect((await runCli(['check', '--policy', policy, '--db', calm])).code).toBe(1);
+    const hidden = await runCli(['check', '--policy', policy, '--db', calm, '--min-change', '5']);
+    expect(hidden.code).toBe(0);
+    expect(hidden.stdout).not.toMatch(/order:lock:product/);
+  });
+
+  it('--format json for machines', async () => {
+    const policy = policyFile({ 'payment:lock:order:{id}': { ttlMs: 5000 } });
+    const { code, stdout } = await runCli(['check', '--policy', policy, '--db', demo, '--format', 'json']);
+    expect(code).toBe(1);
+    const result = JSON.parse(stdout);
+    expect(result.attention[0]).toMatchObject({ pattern: 'payment:lock:order:{id}', configuredTtlMs: 5000, verdict: 'expired', failing: true });
+    expect(result.missingFromPolicy.map((p: { pattern: string }) => p.pattern)).toContain('order:lock:product:{id}');
+  });
+
+  it('an invalid policy file: one clear line, exit 2', async () => {
+    const policy = join(dir, 'broken.json');
+    writeFileSync(policy, '{ "locks": { "a:{id}": { "ttlMs": -1 } } }');
+    const { code, stdout, stderr } = await runCli(['check', '--policy', policy, '--db', demo]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toEqual([`ttl-advisor: ${policy}: entry "a:{id}": expected "ttlMs" to be a positive integer (ms), got -1`]);
+  });
+});
+
+describe('ttl-advisor apply', () => {
+  it('writes the recommendations, keeps pinned entries and order, adds new patterns, and is idempotent', async () => {
+    const policy = policyFile({
+      'payment:lock:order:{id}': { ttlMs: 5000 },
+      'mail:lock:user:{id}': { ttlMs: 5000, pinned: true, reason: 'SMTP timeout is 4 s' },
+      'report:lock:tenant:{id}': { ttlMs: 300000, pinned: true },
+      'order:lock:product:{id}': { ttlMs: 10000 },
+    });
+    const first = await runCli(['apply', '--policy', policy, '--db', demo]);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^--- /);
+    expect(first.stdout).toMatch(/changed payment:lock:order:\{id\}: 5 s → 16\.3 s/);
+    const written = JSON.parse(readFileSync(policy, 'utf8'));
+    expect(Object.keys(written.locks).slice(0, 4)).toEqual([
+      'payment:lock:order:{id}',
+      'mail:lock:user:{id}',
+      'report:lock:tenant:{id}',
+      'order:lock:product:{id}',
+    ]);
+    expect(written.locks['payment:lock:order:{id}']).toEqual({ ttlMs: 16300 });
+    expect(written.locks['mail:lock:user:{id}']).toEqual({ ttlMs: 5000, pinned: true, reason: 'SMTP timeout is 4 s' });
+    expect(written.locks['report:lock:tenant:{id}']).toEqual({ ttlMs: 300000, pinned: true });
+    expect(written.locks['order:lock:product:{id}']).toEqual({ ttlMs: 3000 });
+    // Patterns with enough data are added; too few samples (mail has a pinned entry anyway, the pipe key has 49) are not.
+    expect(written.locks['cart:lock:{uuid}']).toEqual({ ttlMs: 3000 });
+    expect(Object.keys(written.locks).some((p) => p.startsWith('lock|'))).toBe(false);
+
+    const before = readFileSync(policy, 'utf8');
+    const second = await runCli(['apply', '--policy', policy, '--db', demo]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/no changes/);
+    expect(readFileSync(policy, 'utf8')).toBe(before);
+  });
+
+  it('a later change is a one-line diff', async () => {
+    const policy = join(dir, 'canonical.json');
+    writeFileSync(policy, formatPolicy({ locks: { 'order:lock:product:{id}': { ttlMs: 3000 }, 'payment:lock:order:{id}': { ttlMs: 9000 } } }));
+    const { stdout } = await runCli(['apply', '--policy', policy, '--db', demo, '--pattern', 'payment:*', '--dry-run']);
+    expect(stdout.split('\n').filter((l) => /^[-+] /.test(l))).toEqual([
+      '-    "payment:lock:order:{id}": { "ttlMs": 9000 }',
+      '+    "payment:lock:order:{id}": { "ttlMs": 16300 }',
+    ]);
+  });
+
+  it('--dry-run prints the diff and writes nothing', async () => {
+    const policy = policyFile({ 'payment:lock:order:{id}': { ttlMs: 5000 } });
+    const before = readFileSync(policy, 'utf8');
+    const { code, stdout } = await runCli(['apply', '--policy', policy, '--db', demo, '--dry-run']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\(dry run: nothing written\)/);
+    expect(readFileSync(policy, 'utf8')).toBe(before);
+  });
+
+  it('an invalid policy file is reported (exit 2) and left exactly as it was', async () => {
+    const policy = join(dir, 'invalid.json');
+    const text = '{ "locks": { "order:lock:product:{id}": { "ttlMs": 10000, "pinnned": true } } }\n';
+    writeFileSync(policy, text);
+    const { code, stderr } = await runCli(['apply', '--policy', policy, '--db', demo]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/unknown field "pinnned"/);
+    expect(readFileSync(policy, 'utf8')).toBe(text);
+  });
+});

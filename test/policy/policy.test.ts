@@ -1,0 +1,74 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
+import { DEFAULT_POLICY_TTL_MS, formatPolicy, loadTtlPolicy, parsePolicy, PolicyFileError, TtlPolicy } from '../../src/policy/policy.js';
+import { unifiedDiff } from '../../src/policy/diff.js';
+import { tempDir } from '../helpers/temp.js';
+
+const dir = tempDir();
+
+describe('TTL policy files', () => {
+  const policy = new TtlPolicy(
+    parsePolicy(`{ "locks": {
+      "order:lock:product:{id}": { "ttlMs": 10000 },
+      "mail:lock:user:{userId}": { "ttlMs": 5000, "pinned": true, "reason": "SMTP timeout is 4 s" },
+      "inventory:lock:global": { "ttlMs": 3000 } }, "defaultTtlMs": 7000 }`),
+  );
+
+  it('maps keys to TTLs through their pattern, templates, and the default', () => {
+    expect(policy.ttlFor('order:lock:product:123')).toBe(10_000);
+    expect(policy.match('mail:lock:user:alice')).toEqual({ ttlMs: 5000, pattern: 'mail:lock:user:{userId}', matched: true });
+    expect(policy.ttlFor('inventory:lock:global')).toBe(3000);
+    expect(policy.match('cart:lock:9')).toEqual({ ttlMs: 7000, pattern: 'cart:lock:{id}', matched: false });
+    expect(new TtlPolicy({ locks: {} }).ttlFor('x')).toBe(DEFAULT_POLICY_TTL_MS);
+  });
+
+  it('finds the entry for a recorded pattern, exactly or through a template', () => {
+    expect(policy.entryForPattern('order:lock:product:{id}')?.pattern).toBe('order:lock:product:{id}');
+    expect(policy.entryForPattern('mail:lock:user:{id}')?.pattern).toBe('mail:lock:user:{userId}');
+    expect(policy.entryForPattern('toString')).toBeUndefined();
+  });
+
+  it.each([
+    ['{ "locks": { "a:{id}": { "ttlMs": 0 } } }', /entry "a:\{id\}": expected "ttlMs" to be a positive integer \(ms\), got 0/],
+    ['{ "locks": { "a:{id}": { "ttlMs": 1.5 } } }', /got 1.5/],
+    ['{ "locks": { "a:{id}": { "ttlMs": "10s" } } }', /got "10s"/],
+    ['{ "locks": { "a:{id}": { "ttlMs": 100, "tll": 5 } } }', /entry "a:\{id\}": unknown field "tll"; expected ttlMs, pinned, reason/],
+    ['{ "locks": { "a:{id}": { "ttlMs": 100, "pinned": "yes" } } }', /expected "pinned" to be true or false/],
+    ['{ "locks": {}, "lcoks": {} }', /unknown field "lcoks"/],
+    ['{ "locks": [] }', /expected "locks" to be an object/],
+    ['{ "locks": { "a": 100 } }', /entry "a": expected an object like \{ "ttlMs": 10000 \}/],
+    ['{ "locks": ', /invalid JSON/],
+    ['[]', /expected a JSON object/],
+  ])('rejects %s', (text, message) => {
+    const path = join(dir, 'bad.json');
+    writeFileSync(path, text);
+    const error = (() => {
+      try {
+        loadTtlPolicy(path);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(PolicyFileError);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `));
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it('a missing file is a clear error', () => {
+    expect(() => loadTtlPolicy(join(dir, 'nope.json'))).toThrow(/nope\.json: no such policy file/);
+  });
+
+  it('formats one entry per line, so a TTL change is a one-line diff', () => {
+    const doc = parsePolicy('{"locks":{"b:{id}":{"reason":"r","ttlMs":5,"pinned":true},"a:{id}":{"ttlMs":7}}}');
+    const text = formatPolicy(doc);
+    expect(text).toBe('{\n  "locks": {\n    "b:{id}": { "ttlMs": 5, "pinned": true, "reason": "r" },\n    "a:{id}": { "ttlMs": 7 }\n  }\n}\n');
+    expect(parsePolicy(text)).toEqual(doc);
+    const changed = formatPolicy({ locks: { ...doc.locks, 'a:{id}': { ttlMs: 9 } } });
+    const diff = unifiedDiff(text, changed, 'p.json');
+    expect(diff.split('\n').filter((l) => /^[-+] /.test(l))).toEqual(['-    "a:{id}": { "ttlMs": 7 }', '+    "a:{id}": { "ttlMs": 9 }']);
+    expect(unifiedDiff(text, text, 'p.json')).toBe('');
+  });
+});
