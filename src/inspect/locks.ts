@@ -38,7 +38,8 @@ export async function listLocks(redis: Redis | Cluster, options: ListLocksOption
   const match = options.match ?? '*lock*';
   const count = options.count ?? 1000;
   const limit = options.limit ?? 10_000;
-  const nodes = 'nodes' in redis && typeof redis.nodes === 'function' && isCluster(redis) ? redis.nodes('master') : [redis as Redis];
+  if (isCluster(redis)) await clusterReady(redis);
+  const nodes = isCluster(redis) ? redis.nodes('master') : [redis];
   const locks: LiveLock[] = [];
   let scanned = 0;
   let omitted = 0;
@@ -70,6 +71,26 @@ export async function listLocks(redis: Redis | Cluster, options: ListLocksOption
 
 function isCluster(redis: Redis | Cluster): redis is Cluster {
   return (redis as { isCluster?: boolean }).isCluster === true;
+}
+
+/** Until a Cluster client has loaded the slot map, `nodes('master')` lists only the nodes it was given. */
+async function clusterReady(cluster: Cluster, timeoutMs = 10_000): Promise<void> {
+  if (cluster.status === 'ready') return;
+  if (cluster.status === 'wait') void cluster.connect().catch(() => undefined);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`the cluster was not ready within ${timeoutMs} ms`)), timeoutMs);
+    const onReady = () => done();
+    const onEnd = () => done(new Error('the cluster connection ended'));
+    function done(error?: Error) {
+      clearTimeout(timer);
+      cluster.off('ready', onReady);
+      cluster.off('end', onEnd);
+      if (error) reject(error);
+      else resolve();
+    }
+    cluster.once('ready', onReady);
+    cluster.once('end', onEnd);
+  });
 }
 
 /** A Redis URL with its password (and user) hidden, for messages. */
