@@ -9,6 +9,9 @@ import { unifiedDiff } from '../policy/diff.js';
 import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy } from '../policy/policy.js';
 import { Cluster, Redis } from 'ioredis';
 import { databaseStats } from '../analyze/stats.js';
+import { StreamCollector } from '../collect/collector.js';
+import { mergeDatabases } from '../record/merge.js';
+import { DEFAULT_STREAM } from '../record/redis-stream-sink.js';
 import { listLocks, redactUrl } from '../inspect/locks.js';
 import { renderCheckJson, renderCheckMarkdown } from '../report/check.js';
 import { renderLocksJson, renderLocksText } from '../report/locks.js';
@@ -319,6 +322,69 @@ export function buildProgram(io: Io = processIo, state: RunState = { exitCode: 0
         process.off('SIGINT', onInterrupt);
         redis.disconnect();
       }
+    });
+
+  program
+    .command('collect')
+    .description('Read the samples that RedisStreamSinks send to a Redis stream into one central SQLite file, until SIGTERM/SIGINT.')
+    .addOption(new Option('--redis <url>', 'Redis URL').env('REDIS_URL'))
+    .requiredOption('--db <file>', 'the central samples database (created if absent)')
+    .option('--stream <key>', 'the stream the sinks write to', DEFAULT_STREAM)
+    .option('--group <name>', 'consumer group shared by all collectors', 'ttl-advisor')
+    .option('--consumer <name>', "this collector's name in the group (default: host:pid)")
+    .option('--claim-idle-ms <ms>', 'claim entries another collector left unacknowledged this long', positiveNumber('--claim-idle-ms'), 30_000)
+    .option('--progress-ms <ms>', 'how often to report progress on stderr', positiveNumber('--progress-ms'), 10_000)
+    .action(async (options: { redis?: string; db: string; stream: string; group: string; consumer?: string; claimIdleMs: number; progressMs: number }) => {
+      if (!options.redis) throw new TtlAdvisorError('Expected --redis <url> or the REDIS_URL environment variable');
+      const shown = redactUrl(options.redis);
+      // The collector blocks in XREADGROUP, so it gets a connection of its own; reconnects by itself if Redis restarts.
+      const redis = new Redis(options.redis, { maxRetriesPerRequest: null, lazyConnect: true });
+      redis.on('error', () => undefined);
+      try {
+        await redis.connect();
+      } catch (error) {
+        redis.disconnect();
+        throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${(error as Error).message}`);
+      }
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+      const collector = new StreamCollector(redis, {
+        db: options.db,
+        stream: options.stream,
+        group: options.group,
+        consumer: options.consumer,
+        claimIdleMs: Math.round(options.claimIdleMs),
+        progressIntervalMs: Math.round(options.progressMs),
+        onProgress: (p) =>
+          io.stderr(
+            `collected ${p.entries} entries (${p.entriesPerSecond.toFixed(1)}/s), ${p.samples} locks; ${p.duplicates} redelivered, ${p.claimed} claimed, ${p.bad} bad; lag ${p.lag ?? '?'}, pending ${p.pending ?? '?'}\n`,
+          ),
+        onBadEntry: (id, error) => io.stderr(`skipped stream entry ${id}: ${error.message}\n`),
+        onRedisError: (error) => io.stderr(`redis: ${error.message}; retrying\n`),
+      });
+      try {
+        const totals = await collector.run(stop.signal);
+        io.stderr(`stopped: ${totals.entries} entries, ${totals.samples} locks collected into ${options.db}\n`);
+      } catch (error) {
+        if (error instanceof TtlAdvisorError) throw error;
+        throw new TtlAdvisorError(`collect from ${shown} failed: ${(error as Error).message}`);
+      } finally {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
+        redis.disconnect();
+      }
+    });
+
+  program
+    .command('merge')
+    .description('Merge per-instance samples databases into one; merging the same input again changes nothing.')
+    .argument('<out>', 'the output database (created if absent)')
+    .argument('<inputs...>', 'databases to merge in')
+    .action((out: string, inputs: string[]) => {
+      const result = mergeDatabases(out, expandDbPaths(inputs));
+      io.stdout(`merged ${result.inputs} database(s), ${result.instances} instance(s): ${result.rollupRows} rollup rows, ${result.rawRows} raw rows into ${out}\n`);
     });
 
   return program;

@@ -35,8 +35,8 @@ export interface LockOptions {
   acquireTimeoutMs?: number;
   /** Longest wait for any one Redis reply (ms); a slower or dead server becomes a `LockRedisError`. @default 2000 */
   commandTimeoutMs?: number;
-  /** Where to record one sample per acquisition. @default none */
-  recorder?: SampleRecorder;
+  /** Where to record one sample per acquisition; several (say a local file and a fleet stream) as an array. @default none */
+  recorder?: SampleRecorder | readonly SampleRecorder[];
   /** The key pattern to record under, overriding the recorder's templates and heuristics. */
   pattern?: string;
   /** Draw a fencing token (a counter per key, +1 per acquisition) atomically with the lock. @default false */
@@ -92,10 +92,7 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
   if (retry === null || typeof retry !== 'object') {
     throw new ConfigError(`Expected \`retry\` to be an object, got \`${String(retry)}\``);
   }
-  const recorder = options.recorder;
-  if (recorder !== undefined && typeof recorder?.record !== 'function') {
-    throw new ConfigError('Expected `recorder` to have a `record(sample)` method');
-  }
+  const recorder = options.recorder === undefined ? undefined : combine(options.recorder);
   const onLockLost = options.onLockLost;
   if (onLockLost !== undefined && typeof onLockLost !== 'function') {
     throw new ConfigError(`Expected \`onLockLost\` to be a function, got \`${typeof onLockLost}\``);
@@ -126,4 +123,33 @@ function integerOption(name: string, value: unknown, fallback: number | undefine
     );
   }
   return value;
+}
+
+const combined = new WeakMap<readonly SampleRecorder[], SampleRecorder>();
+
+/** One recorder for an array of them (cached per array, so the lock's path allocates nothing). */
+function combine(recorder: SampleRecorder | readonly SampleRecorder[]): SampleRecorder {
+  if (!Array.isArray(recorder)) {
+    if (typeof (recorder as SampleRecorder)?.record !== 'function') throw new ConfigError('Expected `recorder` to have a `record(sample)` method');
+    return recorder as SampleRecorder;
+  }
+  const list = recorder as readonly SampleRecorder[];
+  let tee = combined.get(list);
+  if (!tee) {
+    for (const r of list) if (typeof r?.record !== 'function') throw new ConfigError('Expected every `recorder` to have a `record(sample)` method');
+    const all = [...list];
+    tee = {
+      record(sample) {
+        for (const r of all) {
+          try {
+            r.record(sample);
+          } catch {
+            // One failing recorder must not keep the sample from the others.
+          }
+        }
+      },
+    };
+    combined.set(list, tee);
+  }
+  return tee;
 }

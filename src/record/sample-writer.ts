@@ -1,7 +1,9 @@
 import type { Statement } from 'better-sqlite3';
 import { resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
 import { NUMBERS_PER_SAMPLE, type EncodedBatch } from './batch.js';
-import { Histogram, addEncodedRollup, encodeRollup } from './histogram.js';
+import { addEncodedRollup, encodeRollup } from './histogram.js';
+import { addSample, bucketStartOf, newDelta, type RollupDelta } from './rollup.js';
+import type { StreamBatch } from './stream-entry.js';
 import { BUCKET_MS, type Db } from './schema.js';
 
 /** The pattern that collects keys once `maxPatterns` is reached. */
@@ -25,22 +27,6 @@ export interface WriteResult {
   written: number;
   raw: number;
   patternOverflow: number;
-}
-
-interface RollupDelta {
-  patternId: number;
-  bucketStartMs: number;
-  instanceId: number;
-  count: number;
-  outcomes: [number, number, number, number];
-  threw: number;
-  holdSumUs: number;
-  waitSumUs: number;
-  firstTsMs: number;
-  lastTsMs: number;
-  hold: Histogram;
-  wait: Histogram;
-  ttls: Map<number, number>;
 }
 
 interface ExistingRollup {
@@ -80,6 +66,7 @@ export class SampleWriter {
   private readonly selectRollup: Statement;
   private readonly upsertRollup: Statement;
   private readonly upsertStats: Statement;
+  private readonly insertStreamBatch: Statement;
   private readonly params = new Array<unknown>(ROWS_PER_INSERT * RAW_COLUMNS);
 
   private readonly patternIds = new Map<string, number>();
@@ -105,6 +92,9 @@ export class SampleWriter {
     this.selectRollup = db.prepare('SELECT * FROM rollups WHERE pattern_id = ? AND bucket_start_ms = ? AND instance_id = ?');
     this.upsertStats = db.prepare(
       'INSERT OR REPLACE INTO recorder_stats (instance_id, updated_ms, recorded, written, dropped) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.insertStreamBatch = db.prepare(
+      'INSERT OR IGNORE INTO stream_batches (instance_id, epoch, seq, applied_ms) VALUES (?, ?, ?, ?)',
     );
     this.upsertRollup = db.prepare(
       `INSERT OR REPLACE INTO rollups (pattern_id, bucket_start_ms, instance_id, count, released, expired, not_acquired,
@@ -134,11 +124,46 @@ export class SampleWriter {
     }
   }
 
+  /**
+   * Applies batches from the stream in one transaction: each one exactly once
+   * (a batch whose (instance, epoch, seq) is already recorded is skipped).
+   * Returns how many were new.
+   */
+  applyStreamBatches(batches: readonly StreamBatch[]): { applied: number; duplicates: number; samples: number } {
+    try {
+      return this.db
+        .transaction(() => {
+          let applied = 0;
+          let samples = 0;
+          for (const batch of batches) {
+            const instanceId = this.instanceIdOf(batch.instance);
+            if (this.insertStreamBatch.run(instanceId, batch.epoch, batch.seq, Date.now()).changes === 0) continue;
+            applied++;
+            for (const [tsMs, key, pattern, holdUs, waitUs, ttlMs, flags] of batch.raw) {
+              const patternId = this.patternIdOf(pattern, true);
+              this.insertRawOne.run([tsMs, key, this.seriesIdOf(patternId, instanceId, ttlMs), holdUs < 0 ? null : holdUs, waitUs, flags]);
+            }
+            for (const d of batch.rollups) {
+              samples += d.count;
+              this.upsert({ ...d, pattern: this.patternIdOf(d.pattern, true), instance: instanceId });
+            }
+          }
+          return { applied, duplicates: batches.length - applied, samples };
+        })
+        .immediate();
+    } catch (error) {
+      this.patternIds.clear();
+      this.instanceIds.clear();
+      this.seriesIds.clear();
+      throw error;
+    }
+  }
+
   private writeRows(batch: EncodedBatch): WriteResult {
     const { numbers, flags, keys, keyLengths } = batch;
     const explicitPatterns = new Map(batch.patterns);
     const explicitInstances = new Map(batch.instances);
-    const defaultInstanceId = this.instanceIdOf(this.options.instance);
+    let defaultInstanceId = -1; // looked up on first use: a batch of explicit instances needs no row for it
     const rate = this.options.rawSampleRate;
     const deltas = new Map<number | string, RollupDelta>();
     const params = this.params;
@@ -167,7 +192,12 @@ export class SampleWriter {
         patternId = this.patternIdOf(OVERFLOW_PATTERN, true);
       }
       const instance = explicitInstances.get(i);
-      const instanceId = instance === undefined ? defaultInstanceId : this.instanceIdOf(instance);
+      let instanceId: number;
+      if (instance !== undefined) instanceId = this.instanceIdOf(instance);
+      else {
+        if (defaultInstanceId < 0) defaultInstanceId = this.instanceIdOf(this.options.instance);
+        instanceId = defaultInstanceId;
+      }
 
       if (rate >= 1 || Math.random() < rate) {
         const p = pendingRows * RAW_COLUMNS;
@@ -184,7 +214,7 @@ export class SampleWriter {
         }
       }
 
-      const bucketStartMs = tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
+      const bucketStartMs = bucketStartOf(tsMs);
       // A numeric key while ids are small (the usual case); a string beyond.
       const id =
         patternId < 65_536 && instanceId < 4096
@@ -192,21 +222,10 @@ export class SampleWriter {
           : `${patternId}:${bucketStartMs}:${instanceId}`;
       let delta = deltas.get(id);
       if (!delta) {
-        delta = newDelta(patternId, bucketStartMs, instanceId, tsMs);
+        delta = newDelta(patternId, instanceId, bucketStartMs, tsMs);
         deltas.set(id, delta);
       }
-      delta.count++;
-      delta.outcomes[outcome as 0 | 1 | 2 | 3]++;
-      delta.threw += threw;
-      delta.waitSumUs += waitUs;
-      delta.wait.record(waitUs);
-      if (holdUs >= 0) {
-        delta.holdSumUs += holdUs;
-        delta.hold.record(holdUs);
-      }
-      delta.ttls.set(ttlMs, (delta.ttls.get(ttlMs) ?? 0) + 1);
-      if (tsMs < delta.firstTsMs) delta.firstTsMs = tsMs;
-      if (tsMs > delta.lastTsMs) delta.lastTsMs = tsMs;
+      addSample(delta, tsMs, holdUs, waitUs, ttlMs, outcome, threw);
     }
     for (let r = 0; r < pendingRows; r++) this.insertRawOne.run(params.slice(r * RAW_COLUMNS, (r + 1) * RAW_COLUMNS));
     for (const delta of deltas.values()) this.upsert(delta);
@@ -214,7 +233,7 @@ export class SampleWriter {
   }
 
   private upsert(d: RollupDelta): void {
-    const existing = this.selectRollup.get(d.patternId, d.bucketStartMs, d.instanceId) as ExistingRollup | undefined;
+    const existing = this.selectRollup.get(d.pattern, d.bucketStartMs, d.instance) as ExistingRollup | undefined;
     if (existing) {
       d.count += existing.count;
       d.outcomes[0] += existing.released;
@@ -229,9 +248,9 @@ export class SampleWriter {
       addEncodedRollup(existing.hists, d.hold, d.wait, d.ttls);
     }
     this.upsertRollup.run(
-      d.patternId,
+      d.pattern,
       d.bucketStartMs,
-      d.instanceId,
+      d.instance,
       d.count,
       d.outcomes[0],
       d.outcomes[1],
@@ -289,22 +308,4 @@ export class SampleWriter {
     this.seriesIds.set(id, row.id);
     return row.id;
   }
-}
-
-function newDelta(patternId: number, bucketStartMs: number, instanceId: number, tsMs: number): RollupDelta {
-  return {
-    patternId,
-    bucketStartMs,
-    instanceId,
-    count: 0,
-    outcomes: [0, 0, 0, 0],
-    threw: 0,
-    holdSumUs: 0,
-    waitSumUs: 0,
-    firstTsMs: tsMs,
-    lastTsMs: tsMs,
-    hold: new Histogram(),
-    wait: new Histogram(),
-    ttls: new Map(),
-  };
 }

@@ -16,7 +16,7 @@ import { DatabaseError } from '../errors.js';
  */
 export const BUCKET_MS = 60 * 60 * 1000;
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const MIGRATIONS: readonly string[] = [
   // 0 → 1
@@ -93,6 +93,16 @@ const MIGRATIONS: readonly string[] = [
     written     INTEGER NOT NULL,
     dropped     INTEGER NOT NULL
   );
+  `,
+  // 2 → 3: stream batches already applied by \`ttl-advisor collect\`, so a redelivered batch is never counted twice.
+  `
+  CREATE TABLE stream_batches (
+    instance_id INTEGER NOT NULL REFERENCES instances(id),
+    epoch       TEXT    NOT NULL,
+    seq         INTEGER NOT NULL,
+    applied_ms  INTEGER NOT NULL,
+    PRIMARY KEY (instance_id, epoch, seq)
+  ) WITHOUT ROWID;
   `,
 ];
 

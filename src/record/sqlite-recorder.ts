@@ -8,6 +8,8 @@ import { compileTemplates } from '../keys/pattern.js';
 import { encodeBatch, transferList } from './batch.js';
 import type { LockSample, SampleRecorder } from './sample.js';
 import { SHARED, type FromWriter, type ToWriter, type WriterInit } from './writer-protocol.js';
+import { WarnOnce, type RecorderWarning } from './warnings.js';
+import { fraction, nonNegativeInteger, positiveInteger } from '../validate.js';
 
 /** Options of {@link SqliteRecorder}. */
 export interface SqliteRecorderOptions {
@@ -51,12 +53,7 @@ export interface RecorderStats {
   patternOverflow: number;
 }
 
-/** A problem the recorder hit and survived. Reported once per `kind`. */
-export interface RecorderWarning {
-  kind: 'open-failed' | 'write-failed' | 'buffer-full' | 'invalid-sample' | 'pattern-overflow';
-  message: string;
-  cause?: unknown;
-}
+export type { RecorderWarning } from './warnings.js';
 
 /** The samples file `ttl-advisor report` reads when given no `--db`. */
 export const DEFAULT_DB_PATH = 'ttl-samples.db';
@@ -99,7 +96,6 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   readonly instance: string;
 
   private readonly options: Required<Omit<SqliteRecorderOptions, 'onWarning' | 'patterns' | 'instance' | 'path'>>;
-  private readonly onWarning: ((warning: RecorderWarning) => void) | undefined;
   private readonly templates: string[];
 
   private queue: LockSample[] = [];
@@ -113,7 +109,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   private drainRequested = false;
   private dispatchScheduled = false;
   private closed = false;
-  private readonly warned = new Set<RecorderWarning['kind']>();
+  private readonly warnings: WarnOnce;
   private readonly timer: NodeJS.Timeout;
   private readonly waiters = new Set<() => void>();
 
@@ -142,13 +138,9 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       maxPatterns: positiveInteger('maxPatterns', options.maxPatterns, DEFAULTS.maxPatterns),
       busyTimeoutMs: nonNegativeInteger('busyTimeoutMs', options.busyTimeoutMs, DEFAULTS.busyTimeoutMs),
       flushTimeoutMs: nonNegativeInteger('flushTimeoutMs', options.flushTimeoutMs, DEFAULTS.flushTimeoutMs),
-      rawSampleRate: options.rawSampleRate ?? DEFAULTS.rawSampleRate,
+      rawSampleRate: fraction('rawSampleRate', options.rawSampleRate, DEFAULTS.rawSampleRate),
     };
-    const rate = this.options.rawSampleRate;
-    if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) {
-      throw new ConfigError(`Expected \`rawSampleRate\` to be a number from 0 to 1, got \`${String(rate)}\``);
-    }
-    this.onWarning = options.onWarning;
+    this.warnings = new WarnOnce(this, options.onWarning);
     this.templates = [...(options.patterns ?? [])];
     compileTemplates(this.templates); // validates now; the writer thread compiles its own
     this.timer = setInterval(() => {
@@ -406,20 +398,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   }
 
   private warnOnce(kind: RecorderWarning['kind'], message: string, cause?: unknown): void {
-    if (this.warned.has(kind)) return;
-    this.warned.add(kind);
-    const warning: RecorderWarning = cause === undefined ? { kind, message } : { kind, message, cause };
-    // A throwing listener must not reach the caller of record() or the flush timer.
-    try {
-      this.onWarning?.(warning);
-    } catch {
-      /* ignored on purpose */
-    }
-    try {
-      this.emit('warning', warning);
-    } catch {
-      /* ignored on purpose */
-    }
+    this.warnings.warn(kind, message, cause);
   }
 }
 
@@ -429,19 +408,3 @@ const BUILT_WRITER = new URL('./writer-thread.js', import.meta.url);
 const SOURCE_WRITER = new URL('./writer-thread.ts', import.meta.url);
 const RUNNING_FROM_SOURCE = !existsSync(fileURLToPath(BUILT_WRITER)) && existsSync(fileURLToPath(SOURCE_WRITER));
 const SOURCE_BOOTSTRAP = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(SOURCE_WRITER.href)}); });`;
-
-function positiveInteger(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new ConfigError(`Expected \`${name}\` to be a positive integer, got \`${String(value)}\``);
-  }
-  return value;
-}
-
-function nonNegativeInteger(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new ConfigError(`Expected \`${name}\` to be an integer ≥ 0, got \`${String(value)}\``);
-  }
-  return value;
-}

@@ -1,0 +1,37 @@
+import type { EventEmitter } from 'node:events';
+
+/** A problem a recorder hit and survived. Reported once per `kind`. */
+export interface RecorderWarning {
+  kind: 'open-failed' | 'write-failed' | 'buffer-full' | 'invalid-sample' | 'pattern-overflow';
+  message: string;
+  cause?: unknown;
+}
+
+/**
+ * Reports each kind of warning once, to a callback and as a `warning` event.
+ * A throwing listener never reaches the caller of `record()` or a timer.
+ */
+export class WarnOnce {
+  private readonly warned = new Set<RecorderWarning['kind']>();
+
+  constructor(
+    private readonly emitter: EventEmitter,
+    private readonly callback: ((warning: RecorderWarning) => void) | undefined,
+  ) {}
+
+  warn(kind: RecorderWarning['kind'], message: string, cause?: unknown): void {
+    if (this.warned.has(kind)) return;
+    this.warned.add(kind);
+    const warning: RecorderWarning = cause === undefined ? { kind, message } : { kind, message, cause };
+    try {
+      this.callback?.(warning);
+    } catch {
+      /* ignored on purpose */
+    }
+    try {
+      this.emitter.emit('warning', warning);
+    } catch {
+      /* ignored on purpose */
+    }
+  }
+}
