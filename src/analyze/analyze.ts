@@ -2,7 +2,7 @@ import { ConfigError } from '../errors.js';
 import { formatMs } from '../report/format.js';
 import { DenseHistogram, addEncodedRollup } from '../record/histogram.js';
 import type { Outcome } from '../record/sample.js';
-import { BUCKET_MS, openForReading } from '../record/schema.js';
+import { BUCKET_MS, openForReading, schemaVersionOf } from '../record/schema.js';
 import { minSamplesForQuantile, upperBoundRank } from './confidence.js';
 import { TOO_LONG_FACTOR, recommendTtl, resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
 
@@ -110,7 +110,7 @@ type RollupRow = [
  * Reads the rollups of one or more samples databases and computes, per key
  * pattern, the hold-time percentiles and the recommended TTL
  * = max(floor, multiplier × p99) rounded up to a step. Costs grow with
- * patterns × hours × instances, not with samples.
+ * patterns × hours (× instances for files older than schema 4), not with samples.
  *
  * Throws {@link DatabaseError} for a missing, foreign or newer database and
  * {@link ConfigError} for invalid options.
@@ -134,10 +134,12 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
       ids: new Map(
         (db.prepare('SELECT id, pattern FROM patterns').all() as { id: number; pattern: string }[]).map((r) => [r.pattern, r.id]),
       ),
+      // Since schema 4, one row per (pattern, hour) summed over instances: a fleet reads as fast as one process.
       rows: db.prepare(
         `SELECT bucket_start_ms, count, released, expired, not_acquired, error, threw, hold_sum_us,
                 first_ts_ms, last_ts_ms, hists
-           FROM rollups WHERE pattern_id = ? AND bucket_start_ms >= ? AND bucket_start_ms < ?
+           FROM ${schemaVersionOf(db) >= 4 ? 'fleet_rollups' : 'rollups'}
+          WHERE pattern_id = ? AND bucket_start_ms >= ? AND bucket_start_ms < ?
           ORDER BY bucket_start_ms`,
       ).raw(true),
     }));

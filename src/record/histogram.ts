@@ -304,6 +304,15 @@ export class DenseHistogram {
     return reader.offset;
   }
 
+  /** Adds a sparse {@link Histogram}. */
+  addHistogram(other: Histogram): void {
+    if (other.totalCount === 0) return;
+    for (const [index, count] of other.counts) this.addAt(index, count);
+    this.totalCount += other.totalCount;
+    if (other.minValue < this.minValue) this.minValue = other.minValue;
+    if (other.maxValue > this.maxValue) this.maxValue = other.maxValue;
+  }
+
   add(other: DenseHistogram): void {
     if (other.totalCount === 0) return;
     for (const index of other.used) this.addAt(index, other.counts[index]!);
@@ -342,6 +351,25 @@ export class DenseHistogram {
     return result;
   }
 
+  /** The same encoding as {@link Histogram.encode}, read off the occupied range. */
+  encode(): Buffer {
+    const writer = new VarintWriter(16 + this.used.length * 4);
+    writer.write(CODEC_VERSION);
+    writer.write(this.totalCount);
+    writer.write(this.totalCount === 0 ? 0 : this.minValue);
+    writer.write(this.maxValue);
+    writer.write(this.used.length);
+    let previous = 0;
+    for (let index = this.lowIndex; index <= this.highIndex; index++) {
+      const count = this.counts[index]!;
+      if (count === 0) continue;
+      writer.write(index - previous);
+      writer.write(count);
+      previous = index;
+    }
+    return writer.finish();
+  }
+
   /** Empties the histogram, keeping its memory. */
   clear(): void {
     for (const index of this.used) this.counts[index] = 0;
@@ -373,7 +401,7 @@ export class DenseHistogram {
  * A rollup's three distributions in one blob, so a reader fetches one value per
  * row: hold-time histogram ‖ wait-time histogram ‖ TTL counts.
  */
-export function encodeRollup(hold: Histogram, wait: Histogram, ttls: ReadonlyMap<number, number>): Buffer {
+export function encodeRollup(hold: { encode(): Buffer }, wait: { encode(): Buffer }, ttls: ReadonlyMap<number, number>): Buffer {
   return Buffer.concat([hold.encode(), wait.encode(), encodeCounts(ttls)]);
 }
 

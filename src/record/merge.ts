@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { DatabaseError } from '../errors.js';
+import { rebuildFleetRollups } from './fleet.js';
 import { openForReading, openForWriting, schemaVersionOf } from './schema.js';
 
 export interface MergeResult {
@@ -83,6 +84,8 @@ export function mergeDatabases(outPath: string, inputPaths: readonly string[]): 
         out.exec('DETACH DATABASE src');
       }
     }
+    // Instances were replaced, not added to: the sums over instances are recomputed.
+    out.transaction(() => rebuildFleetRollups(out)).immediate();
     return result;
   } finally {
     out.close();

@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
 import { NUMBERS_PER_SAMPLE, type EncodedBatch } from './batch.js';
-import { addEncodedRollup, encodeRollup } from './histogram.js';
+import { DenseHistogram, addEncodedRollup, encodeRollup } from './histogram.js';
 import { addSample, bucketStartOf, newDelta, type RollupDelta } from './rollup.js';
 import type { StreamBatch } from './stream-entry.js';
 import { BUCKET_MS, type Db } from './schema.js';
@@ -66,6 +66,10 @@ export class SampleWriter {
   private readonly selectRollup: Statement;
   private readonly upsertRollup: Statement;
   private readonly upsertStats: Statement;
+  private readonly selectFleet: Statement;
+  private readonly upsertFleet: Statement;
+  private readonly fleetHold = new DenseHistogram();
+  private readonly fleetWait = new DenseHistogram();
   private readonly insertStreamBatch: Statement;
   private readonly params = new Array<unknown>(ROWS_PER_INSERT * RAW_COLUMNS);
 
@@ -95,6 +99,16 @@ export class SampleWriter {
     );
     this.insertStreamBatch = db.prepare(
       'INSERT OR IGNORE INTO stream_batches (instance_id, epoch, seq, applied_ms) VALUES (?, ?, ?, ?)',
+    );
+    this.selectFleet = db
+      .prepare(
+        `SELECT count, released, expired, not_acquired, error, threw, hold_sum_us, wait_sum_us, first_ts_ms, last_ts_ms, hists
+           FROM fleet_rollups WHERE pattern_id = ? AND bucket_start_ms = ?`,
+      )
+      .raw(true);
+    this.upsertFleet = db.prepare(
+      `INSERT OR REPLACE INTO fleet_rollups (pattern_id, bucket_start_ms, count, released, expired, not_acquired, error, threw,
+         hold_sum_us, wait_sum_us, first_ts_ms, last_ts_ms, hists) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.upsertRollup = db.prepare(
       `INSERT OR REPLACE INTO rollups (pattern_id, bucket_start_ms, instance_id, count, released, expired, not_acquired,
@@ -232,7 +246,30 @@ export class SampleWriter {
     return { written: batch.count, raw, patternOverflow: overflow };
   }
 
+  /** Adds a delta to the (pattern, hour) row summed over instances. Before {@link upsert}, which merges into `d`. */
+  private addToFleet(d: RollupDelta): void {
+    const existing = this.selectFleet.get(d.pattern, d.bucketStartMs) as number[] | undefined;
+    const hold = this.fleetHold;
+    const wait = this.fleetWait;
+    const ttls = new Map(d.ttls);
+    hold.clear();
+    wait.clear();
+    hold.addHistogram(d.hold);
+    wait.addHistogram(d.wait);
+    const sums = [d.count, ...d.outcomes, d.threw, d.holdSumUs, d.waitSumUs];
+    let first = d.firstTsMs;
+    let last = d.lastTsMs;
+    if (existing) {
+      for (let i = 0; i < sums.length; i++) sums[i]! += existing[i]!;
+      first = Math.min(first, existing[8]!);
+      last = Math.max(last, existing[9]!);
+      addEncodedRollup(existing[10] as unknown as Buffer, hold, wait, ttls);
+    }
+    this.upsertFleet.run(d.pattern, d.bucketStartMs, ...sums, first, last, encodeRollup(hold, wait, ttls));
+  }
+
   private upsert(d: RollupDelta): void {
+    this.addToFleet(d);
     const existing = this.selectRollup.get(d.pattern, d.bucketStartMs, d.instance) as ExistingRollup | undefined;
     if (existing) {
       d.count += existing.count;

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { DatabaseError } from '../errors.js';
+import { rebuildFleetRollups } from './fleet.js';
 
 /**
  * The samples database. Its schema is public: users query it with the
@@ -16,7 +17,7 @@ import { DatabaseError } from '../errors.js';
  */
 export const BUCKET_MS = 60 * 60 * 1000;
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const MIGRATIONS: readonly string[] = [
   // 0 → 1
@@ -104,6 +105,26 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (instance_id, epoch, seq)
   ) WITHOUT ROWID;
   `,
+  // 3 → 4: rollups summed over instances, kept up to date by every writer, so a
+  // report over a fleet reads one row per pattern and hour (filled by rebuildFleetRollups).
+  `
+  CREATE TABLE fleet_rollups (
+    pattern_id      INTEGER NOT NULL REFERENCES patterns(id),
+    bucket_start_ms INTEGER NOT NULL,
+    count           INTEGER NOT NULL,
+    released        INTEGER NOT NULL,
+    expired         INTEGER NOT NULL,
+    not_acquired    INTEGER NOT NULL,
+    error           INTEGER NOT NULL,
+    threw           INTEGER NOT NULL,
+    hold_sum_us     INTEGER NOT NULL,
+    wait_sum_us     INTEGER NOT NULL,
+    first_ts_ms     INTEGER NOT NULL,
+    last_ts_ms      INTEGER NOT NULL,
+    hists           BLOB    NOT NULL,
+    PRIMARY KEY (pattern_id, bucket_start_ms)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export type Db = Database.Database;
@@ -179,6 +200,7 @@ function migrate(db: Db, path: string): void {
         db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run('bucket_ms', String(BUCKET_MS));
         db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run('created_at', new Date().toISOString());
       }
+      if (v === 3) rebuildFleetRollups(db);
     }
     if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { copyFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { analyze, MIN_SAMPLES_FOR_P99, type PatternAnalysis } from '../../src/analyze/analyze.js';
 import { BUCKET_MS, SCHEMA_VERSION } from '../../src/record/schema.js';
@@ -113,6 +114,20 @@ describe('analyze', () => {
     expect(order.holdCount).toBe(holds.length);
     expectClose(order.holdMs.p99, nearestRankExact(holds, 99));
     expect(both.sources).toEqual([demo, other]);
+  });
+
+  it('reads the same numbers from the sums over instances (schema 4) as from per-instance rows', () => {
+    const perInstance = `${dir}/per-instance.db`;
+    copyFileSync(demo, perInstance);
+    const db = new Database(perInstance);
+    db.exec('DROP TABLE fleet_rollups');
+    db.pragma('user_version = 3');
+    db.close();
+    const strip = (a: ReturnType<typeof analyze>) => a.patterns;
+    expect(strip(analyze([perInstance], { nowMs: 0 }))).toEqual(strip(analyze([demo], { nowMs: 0 })));
+    expect(queryDb(demo, 'SELECT sum(count) AS n, sum(expired) AS e FROM fleet_rollups')).toEqual(
+      queryDb(demo, 'SELECT sum(count) AS n, sum(expired) AS e FROM rollups'),
+    );
   });
 
   it('an empty database is an empty analysis, not an error', () => {

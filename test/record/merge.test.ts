@@ -35,6 +35,7 @@ describe('merging databases', () => {
     mergeDatabases(out, [a]);
     mergeDatabases(out, [b, a]);
     expect([rollupTotal(out), countRows(out, 'raw_samples')]).toEqual(once);
+    expect(queryDb(out, 'SELECT sum(count) AS n FROM fleet_rollups')).toEqual(queryDb(out, 'SELECT sum(count) AS n FROM rollups'));
   });
 
   it('takes inputs of an older schema version', () => {

@@ -44,6 +44,10 @@ describe('SqliteRecorder', () => {
 
     expect(countRows(path, 'samples')).toBe(5000);
     expect(rollupTotal(path)).toBe(5000);
+    // The sums over instances agree with the per-instance rows.
+    expect(queryDb(path, 'SELECT sum(count) n, sum(expired) e, sum(hold_sum_us) h FROM fleet_rollups')).toEqual(
+      queryDb(path, 'SELECT sum(count) n, sum(expired) e, sum(hold_sum_us) h FROM rollups'),
+    );
     const byOutcome = queryDb<{ outcome: string; n: number }>(path, 'SELECT outcome, count(*) AS n FROM samples GROUP BY outcome ORDER BY outcome');
     expect(byOutcome).toEqual([
       { outcome: 'error', n: 1250 },
@@ -200,12 +204,15 @@ describe('SqliteRecorder', () => {
 
     const blocker = new Database(path);
     blocker.exec('BEGIN EXCLUSIVE');
-    const recorder = new SqliteRecorder({ path, busyTimeoutMs: 10, flushTimeoutMs: 300 });
+    const recorder = new SqliteRecorder({ path, busyTimeoutMs: 10, flushTimeoutMs: 10_000 });
     recorder.record(sample(1));
-    const blocked = await recorder.flush();
-    expect(blocked).toMatchObject({ written: 0, pending: 1, dropped: 0 });
+    const flushed = recorder.flush();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Still waiting for the write lock: nothing written, nothing dropped.
+    expect(recorder.stats()).toMatchObject({ written: 0, pending: 1, dropped: 0 });
     blocker.exec('COMMIT');
     blocker.close();
+    await flushed;
     const stats = await recorder.close();
     expect(stats).toMatchObject({ written: 1, pending: 0, dropped: 0 });
     expect(rollupTotal(path)).toBe(2);
