@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { SqliteRecorder, withLock } from '../../src/index.js';
+import { RedisStreamSink, SqliteRecorder, withLock } from '../../src/index.js';
 import { RELEASE } from '../../src/lock/scripts.js';
 import { formatRate, log, median, round } from './stats.js';
 
@@ -20,8 +20,8 @@ async function plainLock(redis: Redis, key: string, fn: () => Promise<void> | vo
   }
 }
 
-type Variant = 'plain' | 'withLock' | 'instrumented';
-const VARIANTS: readonly Variant[] = ['plain', 'withLock', 'instrumented'];
+type Variant = 'plain' | 'withLock' | 'instrumented' | 'sink';
+const VARIANTS: readonly Variant[] = ['plain', 'withLock', 'instrumented', 'sink'];
 
 async function throughput(
   concurrency: number,
@@ -51,6 +51,7 @@ export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 15
   const path = join(dir, 'bench-lock.db');
   rmSync(path, { force: true });
   const recorder = new SqliteRecorder({ path });
+  const sink = new RedisStreamSink(redis, { stream: `bench:sink:${Date.now()}`, maxLen: 1000 });
   await redis.script('LOAD', RELEASE.source);
   const noop = () => undefined;
   const ops: Record<Variant, (worker: number) => Promise<void>> = {
@@ -58,22 +59,25 @@ export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 15
     withLock: (worker) => withLock(redis, `bench:bare:product:${worker}`, noop, { ttlMs: 10_000, retry: { count: 0 } }),
     instrumented: (worker) =>
       withLock(redis, `bench:inst:product:${worker}`, noop, { ttlMs: 10_000, recorder, retry: { count: 0 } }),
+    sink: (worker) => withLock(redis, `bench:sink:product:${worker}`, noop, { ttlMs: 10_000, recorder: sink, retry: { count: 0 } }),
   };
   const results = [];
   for (const concurrency of [1, 64]) {
     // Warm up both paths (JIT, connection, scripts).
     for (const variant of VARIANTS) await throughput(concurrency, 300, ops[variant]);
-    const rates: Record<Variant, number[]> = { plain: [], withLock: [], instrumented: [] };
+    const rates: Record<Variant, number[]> = { plain: [], withLock: [], instrumented: [], sink: [] };
     const ratios: number[] = [];
     const bareRatios: number[] = [];
+    const sinkRatios: number[] = [];
     for (let round = 0; round < rounds; round++) {
       // Rotate the order so that no variant always runs first or last.
       const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
-      const r: Record<Variant, number> = { plain: 0, withLock: 0, instrumented: 0 };
+      const r: Record<Variant, number> = { plain: 0, withLock: 0, instrumented: 0, sink: 0 };
       for (const variant of order) r[variant] = await throughput(concurrency, roundMs, ops[variant]);
       for (const variant of VARIANTS) rates[variant].push(r[variant]);
       ratios.push(r.instrumented / r.plain);
       bareRatios.push(r.withLock / r.plain);
+      sinkRatios.push(r.sink / r.plain);
     }
     const result = {
       concurrency,
@@ -82,15 +86,19 @@ export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 15
       instrumentedOpsPerSec: round(median(rates.instrumented), 0),
       medianRatio: round(median(ratios)),
       withLockWithoutRecorderRatio: round(median(bareRatios)),
+      sinkOpsPerSec: round(median(rates.sink), 0),
+      withLockRedisStreamSinkRatio: round(median(sinkRatios)),
       ratios: ratios.map((x) => round(x)),
       target: '≥ 0.95 (medianRatio)',
     };
     log(
-      `lock overhead  c=${String(concurrency).padStart(2)}  plain ${formatRate(result.plainOpsPerSec)}  withLock ${formatRate(result.withLockOpsPerSec)}  withLock+SqliteRecorder ${formatRate(result.instrumentedOpsPerSec)}  ratio instrumented/plain ${result.medianRatio} (target ≥ 0.95), without recorder ${result.withLockWithoutRecorderRatio}`,
+      `lock overhead  c=${String(concurrency).padStart(2)}  plain ${formatRate(result.plainOpsPerSec)}  withLock ${formatRate(result.withLockOpsPerSec)}  withLock+SqliteRecorder ${formatRate(result.instrumentedOpsPerSec)}  ratio instrumented/plain ${result.medianRatio} (target ≥ 0.95), without recorder ${result.withLockWithoutRecorderRatio}, with RedisStreamSink ${result.withLockRedisStreamSinkRatio}`,
     );
     results.push(result);
   }
   const stats = await recorder.close();
-  log(`  recorder during the run: ${stats.written} samples written, ${stats.dropped} dropped`);
-  return { rounds, roundMs, results, recorder: stats };
+  const sinkStats = await sink.close();
+  await redis.del(sink.stream);
+  log(`  during the run: SqliteRecorder wrote ${stats.written} samples (${stats.dropped} dropped); RedisStreamSink sent ${sinkStats.written} (${sinkStats.dropped} dropped)`);
+  return { rounds, roundMs, results, recorder: stats, sink: sinkStats };
 }

@@ -8,6 +8,7 @@ import { startRedisServer } from '../helpers/redis-server.js';
 import { benchLockOverhead } from './lock-overhead.js';
 import { benchRecorderIngest } from './recorder-ingest.js';
 import { benchReport } from './report.js';
+import { benchCollector, benchFleetReport } from './fleet.js';
 import { log } from './stats.js';
 
 const only = new Set(process.argv.slice(2));
@@ -33,6 +34,8 @@ try {
   }
   if (wanted('ingest')) results.recorderIngest = await benchRecorderIngest(dir);
   if (wanted('report')) results.report = await benchReport(dir);
+  if (wanted('fleet')) results.fleetReport = await benchFleetReport(dir);
+  if (wanted('collect')) results.collector = await benchCollector(dir);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
