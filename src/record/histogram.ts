@@ -158,30 +158,50 @@ export class Histogram {
    * blob). Throws on a malformed blob.
    */
   addEncoded(bytes: Uint8Array, offset = 0): number {
-    const reader = new VarintReader(bytes, offset);
-    const version = reader.read();
-    if (version !== CODEC_VERSION) throw new RangeError(`Unknown histogram encoding version ${version}`);
-    const total = reader.read();
-    const min = reader.read();
-    const max = reader.read();
-    const buckets = reader.read();
-    let index = 0;
-    let sum = 0;
-    for (let i = 0; i < buckets; i++) {
-      index += reader.read();
-      if (index > MAX_INDEX) throw new RangeError('Corrupt histogram: bucket index out of range');
-      const count = reader.read();
-      sum += count;
-      this.counts.set(index, (this.counts.get(index) ?? 0) + count);
-    }
-    if (sum !== total) throw new RangeError('Corrupt histogram: bucket counts do not add up');
-    if (total > 0) {
-      this.totalCount += total;
-      if (min < this.minValue) this.minValue = min;
-      if (max > this.maxValue) this.maxValue = max;
-    }
-    return reader.offset;
+    return readEncoded(bytes, offset, this);
   }
+
+  /** @internal One decoded bucket. */
+  addAt(index: number, count: number): void {
+    this.counts.set(index, (this.counts.get(index) ?? 0) + count);
+  }
+
+  /** @internal A decoded histogram's totals. */
+  addSummary(total: number, min: number, max: number): void {
+    if (total === 0) return;
+    this.totalCount += total;
+    if (min < this.minValue) this.minValue = min;
+    if (max > this.maxValue) this.maxValue = max;
+  }
+}
+
+/** Where {@link readEncoded} puts what it decodes. */
+interface DecodeTarget {
+  addAt(index: number, count: number): void;
+  addSummary(total: number, min: number, max: number): void;
+}
+
+/** Decodes one histogram at `offset` into `target`; returns the offset past it. Throws on a malformed blob. */
+function readEncoded(bytes: Uint8Array, offset: number, target: DecodeTarget): number {
+  const reader = new VarintReader(bytes, offset);
+  const version = reader.read();
+  if (version !== CODEC_VERSION) throw new RangeError(`Unknown histogram encoding version ${version}`);
+  const total = reader.read();
+  const min = reader.read();
+  const max = reader.read();
+  const buckets = reader.read();
+  let index = 0;
+  let sum = 0;
+  for (let i = 0; i < buckets; i++) {
+    index += reader.read();
+    if (index > MAX_INDEX) throw new RangeError('Corrupt histogram: bucket index out of range');
+    const count = reader.read();
+    sum += count;
+    target.addAt(index, count);
+  }
+  if (sum !== total) throw new RangeError('Corrupt histogram: bucket counts do not add up');
+  target.addSummary(total, min, max);
+  return reader.offset;
 }
 
 class VarintWriter {
@@ -279,29 +299,15 @@ export class DenseHistogram {
 
   /** Adds an encoded histogram (see {@link Histogram.encode}) at `offset`; returns the offset past it. Throws on a malformed blob. */
   addEncoded(bytes: Uint8Array, offset = 0): number {
-    const reader = new VarintReader(bytes, offset);
-    const version = reader.read();
-    if (version !== CODEC_VERSION) throw new RangeError(`Unknown histogram encoding version ${version}`);
-    const total = reader.read();
-    const min = reader.read();
-    const max = reader.read();
-    const buckets = reader.read();
-    let index = 0;
-    let sum = 0;
-    for (let i = 0; i < buckets; i++) {
-      index += reader.read();
-      if (index > MAX_INDEX) throw new RangeError('Corrupt histogram: bucket index out of range');
-      const count = reader.read();
-      sum += count;
-      this.addAt(index, count);
-    }
-    if (sum !== total) throw new RangeError('Corrupt histogram: bucket counts do not add up');
-    if (total > 0) {
-      this.totalCount += total;
-      if (min < this.minValue) this.minValue = min;
-      if (max > this.maxValue) this.maxValue = max;
-    }
-    return reader.offset;
+    return readEncoded(bytes, offset, this);
+  }
+
+  /** @internal A decoded histogram's totals. */
+  addSummary(total: number, min: number, max: number): void {
+    if (total === 0) return;
+    this.totalCount += total;
+    if (min < this.minValue) this.minValue = min;
+    if (max > this.maxValue) this.maxValue = max;
   }
 
   /** Adds a sparse {@link Histogram}. */
@@ -381,7 +387,8 @@ export class DenseHistogram {
     this.maxValue = 0;
   }
 
-  private addAt(index: number, count: number): void {
+  /** @internal One decoded bucket. */
+  addAt(index: number, count: number): void {
     if (count <= 0) return;
     if (index >= this.counts.length) {
       const bigger = new Float64Array(Math.max(index + 1, this.counts.length * 2));

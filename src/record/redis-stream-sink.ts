@@ -161,11 +161,7 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     if (!this.closed) {
       clearInterval(this.timer);
       await this.flushNow();
-      this.closed = true;
-      this.dropped += this.queue.length + this.pendingSamples;
-      this.queue = [];
-      this.pending.length = 0;
-      this.pendingSamples = 0;
+      this.stop();
     }
     return this.stats();
   }
@@ -174,13 +170,18 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   closeSync(): RecorderStats {
     if (!this.closed) {
       clearInterval(this.timer);
-      this.closed = true;
-      this.dropped += this.queue.length + this.pendingSamples;
-      this.queue = [];
-      this.pending.length = 0;
-      this.pendingSamples = 0;
+      this.stop();
     }
     return this.stats();
+  }
+
+  /** Closes for good: what was not sent is dropped and counted. */
+  private stop(): void {
+    this.closed = true;
+    this.dropped += this.queue.length + this.pendingSamples;
+    this.queue = [];
+    this.pending.length = 0;
+    this.pendingSamples = 0;
   }
 
   private flushNow(): Promise<void> {

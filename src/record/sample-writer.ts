@@ -130,10 +130,7 @@ export class SampleWriter {
         })
         .immediate();
     } catch (error) {
-      // The transaction rolled back, so ids learned inside it may not exist.
-      this.patternIds.clear();
-      this.instanceIds.clear();
-      this.seriesIds.clear();
+      this.forgetIds();
       throw error;
     }
   }
@@ -166,11 +163,16 @@ export class SampleWriter {
         })
         .immediate();
     } catch (error) {
-      this.patternIds.clear();
-      this.instanceIds.clear();
-      this.seriesIds.clear();
+      this.forgetIds();
       throw error;
     }
+  }
+
+  /** After a rollback: ids learned inside the transaction may not exist. */
+  private forgetIds(): void {
+    this.patternIds.clear();
+    this.instanceIds.clear();
+    this.seriesIds.clear();
   }
 
   private writeRows(batch: EncodedBatch): WriteResult {
