@@ -203,7 +203,9 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     if (this.queue.length === 0) return;
     const samples = this.queue;
     this.queue = [];
-    const deltas = new Map<string, RollupDelta<string, string>>();
+    // pattern → bucket → delta: pattern strings come from the key cache, so their hashes are cached too.
+    const deltas = new Map<string, Map<number, RollupDelta<string, string>>>();
+    const all: RollupDelta<string, string>[] = [];
     const raw: StreamBatch['raw'] = [];
     let count = 0;
     for (const s of samples) {
@@ -221,9 +223,13 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
       const threw = s.threw ? 1 : 0;
       const pattern = this.patternOf(s);
       const bucket = bucketStartOf(tsMs);
-      const id = `${bucket}\u0000${pattern}`;
-      let delta = deltas.get(id);
-      if (!delta) deltas.set(id, (delta = newDelta(pattern, this.instance, bucket, tsMs)));
+      let byBucket = deltas.get(pattern);
+      if (!byBucket) deltas.set(pattern, (byBucket = new Map()));
+      let delta = byBucket.get(bucket);
+      if (!delta) {
+        byBucket.set(bucket, (delta = newDelta(pattern, this.instance, bucket, tsMs)));
+        all.push(delta);
+      }
       addSample(delta, tsMs, holdUs, waitUs, ttlMs, outcome, threw);
       if (this.options.rawSampleRate >= 1 || Math.random() < this.options.rawSampleRate) {
         raw.push([tsMs, s.key, pattern, holdUs, waitUs, ttlMs, outcome | (threw << 2) | (attempts * 8)]);
@@ -231,7 +237,7 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
       count++;
     }
     if (count === 0) return;
-    const batch: StreamBatch = { instance: this.instance, epoch: this.epoch, seq: ++this.seq, rollups: [...deltas.values()], raw };
+    const batch: StreamBatch = { instance: this.instance, epoch: this.epoch, seq: ++this.seq, rollups: all, raw };
     this.pending.push({ batch, fields: encodeStreamBatch(batch), samples: count });
     this.pendingSamples += count;
     while (this.pending.length > this.options.maxPendingBatches) {
@@ -263,15 +269,23 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   }
 
   private patternOf(sample: LockSample): string {
-    let pattern = sample.pattern;
-    if (typeof pattern !== 'string' || pattern === '') {
-      pattern = this.keyPatterns.get(sample.key);
-      if (pattern === undefined) {
-        pattern = resolvePattern(sample.key, this.templates);
-        if (this.keyPatterns.size >= KEY_CACHE_LIMIT) this.keyPatterns.clear();
-        this.keyPatterns.set(sample.key, pattern);
+    const explicit = sample.pattern;
+    if (typeof explicit !== 'string' || explicit === '') {
+      // The cache holds the final pattern (after the cap), so a known key costs one lookup.
+      const cached = this.keyPatterns.get(sample.key);
+      if (cached !== undefined) {
+        if (cached === OVERFLOW_PATTERN) this.patternOverflow++;
+        return cached;
       }
+      const pattern = this.capped(resolvePattern(sample.key, this.templates));
+      if (this.keyPatterns.size >= KEY_CACHE_LIMIT) this.keyPatterns.clear();
+      this.keyPatterns.set(sample.key, pattern);
+      return pattern;
     }
+    return this.capped(explicit);
+  }
+
+  private capped(pattern: string): string {
     if (this.knownPatterns.has(pattern)) return pattern;
     if (this.knownPatterns.size >= this.options.maxPatterns) {
       this.patternOverflow++;
