@@ -33,7 +33,13 @@ export interface LockOptions {
   retry?: RetryOptions;
   /** Give up acquiring after this long in all, retries included (ms). @default 10000 */
   acquireTimeoutMs?: number;
-  /** Longest wait for any one Redis reply (ms); a slower or dead server becomes a `LockRedisError`. @default 2000 */
+  /**
+   * Longest wait for any one Redis reply (ms); a slower or dead server becomes a
+   * `LockRedisError`. `0` leaves timeouts to the client (ioredis's own
+   * `commandTimeout`, or none): the lock then adds no promise layer per command,
+   * which saves about 4 µs of CPU per lock when the client is CPU-bound, but a
+   * hung command waits as long as the client lets it. @default 2000
+   */
   commandTimeoutMs?: number;
   /** Where to record one sample per acquisition; several (say a local file and a fleet stream) as an array. @default none */
   recorder?: SampleRecorder | readonly SampleRecorder[];
@@ -106,7 +112,7 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
     retryDelayMs: integerOption('retry.delayMs', retry.delayMs, LOCK_DEFAULTS.retry.delayMs, 0),
     retryJitterMs: integerOption('retry.jitterMs', retry.jitterMs, LOCK_DEFAULTS.retry.jitterMs, 0),
     acquireTimeoutMs: integerOption('acquireTimeoutMs', options.acquireTimeoutMs, LOCK_DEFAULTS.acquireTimeoutMs, 1),
-    commandTimeoutMs: integerOption('commandTimeoutMs', options.commandTimeoutMs, LOCK_DEFAULTS.commandTimeoutMs, 1),
+    commandTimeoutMs: integerOption('commandTimeoutMs', options.commandTimeoutMs, LOCK_DEFAULTS.commandTimeoutMs, 0),
     recorder,
     pattern,
     fencing: options.fencing ?? LOCK_DEFAULTS.fencing,

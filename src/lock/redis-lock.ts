@@ -133,7 +133,7 @@ export class RedisLock {
       this.attempts++;
       let won: boolean;
       try {
-        won = await this.trySet(Math.max(1, Math.min(o.commandTimeoutMs, deadline - sentPerf)));
+        won = await this.trySet(o.commandTimeoutMs === 0 ? 0 : Math.max(1, Math.min(o.commandTimeoutMs, deadline - sentPerf)));
       } catch (error) {
         this.state = 'released';
         this.recordSample('error', undefined);
@@ -231,7 +231,7 @@ export class RedisLock {
       : this.redis.set(this.key, token, 'PX', o.ttlMs, 'NX');
     let reply: unknown;
     try {
-      reply = await withDeadline(pending, timeoutMs);
+      reply = await (timeoutMs === 0 ? pending : withDeadline(pending, timeoutMs));
     } catch (error) {
       if (error instanceof CommandTimeoutError) {
         // The SET may still reach Redis later; queue a release so it cannot leave an orphan lock.
@@ -247,7 +247,7 @@ export class RedisLock {
   }
 
   private command<T>(pending: Promise<T>): Promise<T> {
-    return withDeadline(pending, this.options.commandTimeoutMs);
+    return this.options.commandTimeoutMs === 0 ? pending : withDeadline(pending, this.options.commandTimeoutMs);
   }
 
   private markLost(heldMs: number): void {

@@ -20,8 +20,8 @@ async function plainLock(redis: Redis, key: string, fn: () => Promise<void> | vo
   }
 }
 
-type Variant = 'plain' | 'withLock' | 'instrumented' | 'sink';
-const VARIANTS: readonly Variant[] = ['plain', 'withLock', 'instrumented', 'sink'];
+type Variant = 'plain' | 'withLock' | 'instrumented' | 'lean' | 'sink';
+const VARIANTS: readonly Variant[] = ['plain', 'withLock', 'instrumented', 'lean', 'sink'];
 
 async function throughput(
   concurrency: number,
@@ -59,25 +59,30 @@ export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 15
     withLock: (worker) => withLock(redis, `bench:bare:product:${worker}`, noop, { ttlMs: 10_000, retry: { count: 0 } }),
     instrumented: (worker) =>
       withLock(redis, `bench:inst:product:${worker}`, noop, { ttlMs: 10_000, recorder, retry: { count: 0 } }),
+    // The same, with command timeouts left to the client (commandTimeoutMs: 0).
+    lean: (worker) =>
+      withLock(redis, `bench:lean:product:${worker}`, noop, { ttlMs: 10_000, recorder, retry: { count: 0 }, commandTimeoutMs: 0 }),
     sink: (worker) => withLock(redis, `bench:sink:product:${worker}`, noop, { ttlMs: 10_000, recorder: sink, retry: { count: 0 } }),
   };
   const results = [];
   for (const concurrency of [1, 64]) {
     // Warm up both paths (JIT, connection, scripts).
     for (const variant of VARIANTS) await throughput(concurrency, 300, ops[variant]);
-    const rates: Record<Variant, number[]> = { plain: [], withLock: [], instrumented: [], sink: [] };
+    const rates: Record<Variant, number[]> = { plain: [], withLock: [], instrumented: [], lean: [], sink: [] };
     const ratios: number[] = [];
     const bareRatios: number[] = [];
     const sinkRatios: number[] = [];
+    const leanRatios: number[] = [];
     for (let round = 0; round < rounds; round++) {
       // Rotate the order so that no variant always runs first or last.
       const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
-      const r: Record<Variant, number> = { plain: 0, withLock: 0, instrumented: 0, sink: 0 };
+      const r: Record<Variant, number> = { plain: 0, withLock: 0, instrumented: 0, lean: 0, sink: 0 };
       for (const variant of order) r[variant] = await throughput(concurrency, roundMs, ops[variant]);
       for (const variant of VARIANTS) rates[variant].push(r[variant]);
       ratios.push(r.instrumented / r.plain);
       bareRatios.push(r.withLock / r.plain);
       sinkRatios.push(r.sink / r.plain);
+      leanRatios.push(r.lean / r.plain);
     }
     const result = {
       concurrency,
@@ -87,12 +92,14 @@ export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 15
       medianRatio: round(median(ratios)),
       withLockWithoutRecorderRatio: round(median(bareRatios)),
       sinkOpsPerSec: round(median(rates.sink), 0),
+      leanOpsPerSec: round(median(rates.lean), 0),
+      instrumentedWithoutCommandTimeoutsRatio: round(median(leanRatios)),
       withLockRedisStreamSinkRatio: round(median(sinkRatios)),
       ratios: ratios.map((x) => round(x)),
       target: '≥ 0.95 (medianRatio)',
     };
     log(
-      `lock overhead  c=${String(concurrency).padStart(2)}  plain ${formatRate(result.plainOpsPerSec)}  withLock ${formatRate(result.withLockOpsPerSec)}  withLock+SqliteRecorder ${formatRate(result.instrumentedOpsPerSec)}  ratio instrumented/plain ${result.medianRatio} (target ≥ 0.95), without recorder ${result.withLockWithoutRecorderRatio}, with RedisStreamSink ${result.withLockRedisStreamSinkRatio}`,
+      `lock overhead  c=${String(concurrency).padStart(2)}  plain ${formatRate(result.plainOpsPerSec)}  withLock ${formatRate(result.withLockOpsPerSec)}  withLock+SqliteRecorder ${formatRate(result.instrumentedOpsPerSec)}  ratio instrumented/plain ${result.medianRatio} (target ≥ 0.95), without recorder ${result.withLockWithoutRecorderRatio}, with RedisStreamSink ${result.withLockRedisStreamSinkRatio}, recorder with commandTimeoutMs 0 ${result.instrumentedWithoutCommandTimeoutsRatio}`,
     );
     results.push(result);
   }

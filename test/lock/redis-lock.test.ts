@@ -144,6 +144,14 @@ describe('RedisLock', () => {
     expect(await other.exists(key)).toBe(0);
   });
 
+  it('commandTimeoutMs 0 leaves timeouts to the client and still locks and releases', async () => {
+    const key = newKey();
+    const recorder = new MemoryRecorder();
+    await withLock(redis, key, async () => expect(await other.exists(key)).toBe(1), { ttlMs: 5000, commandTimeoutMs: 0, recorder, fencing: true });
+    expect(await other.exists(key)).toBe(0);
+    expect(recorder.samples[0]).toMatchObject({ outcome: 'released' });
+  });
+
   it('validates options at the boundary', async () => {
     await expect(RedisLock.acquire(redis, newKey(), { ttlMs: 0 })).rejects.toThrow('Expected `ttlMs` to be an integer ≥ 1, got `0`');
     await expect(RedisLock.acquire(redis, newKey(), {} as never)).rejects.toBeInstanceOf(ConfigError);
