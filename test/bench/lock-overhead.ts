@@ -23,14 +23,17 @@ async function plainLock(redis: Redis, key: string, fn: () => Promise<void> | vo
 type Variant = 'plain' | 'withLock' | 'instrumented' | 'lean' | 'sink';
 const VARIANTS: readonly Variant[] = ['plain', 'withLock', 'instrumented', 'lean', 'sink'];
 
-async function throughput(
+/** Ops per second and process CPU µs per op (all threads: the recorder's writer thread counts too). */
+async function measure(
   concurrency: number,
   durationMs: number,
   op: (worker: number) => Promise<void>,
-): Promise<number> {
+  settle?: () => Promise<unknown>,
+): Promise<{ opsPerSec: number; cpuUsPerOp: number }> {
   let done = 0;
   const stopAt = performance.now() + durationMs;
   const started = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
       while (performance.now() < stopAt) {
@@ -39,7 +42,11 @@ async function throughput(
       }
     }),
   );
-  return done / ((performance.now() - started) / 1000);
+  const opsPerSec = done / ((performance.now() - started) / 1000);
+  // The recorder's work for these locks (its writer thread, the sink's sends) belongs to them.
+  await settle?.();
+  const cpu = process.cpuUsage(cpu0);
+  return { opsPerSec, cpuUsPerOp: (cpu.user + cpu.system) / done };
 }
 
 /**
@@ -64,11 +71,17 @@ export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 15
       withLock(redis, `bench:lean:product:${worker}`, noop, { ttlMs: 10_000, recorder, retry: { count: 0 }, commandTimeoutMs: 0 }),
     sink: (worker) => withLock(redis, `bench:sink:product:${worker}`, noop, { ttlMs: 10_000, recorder: sink, retry: { count: 0 } }),
   };
+  const settles: Partial<Record<Variant, () => Promise<unknown>>> = {
+    instrumented: () => recorder.flush(),
+    lean: () => recorder.flush(),
+    sink: () => sink.flush(),
+  };
   const results = [];
   for (const concurrency of [1, 64]) {
     // Warm up both paths (JIT, connection, scripts).
-    for (const variant of VARIANTS) await throughput(concurrency, 300, ops[variant]);
+    for (const variant of VARIANTS) await measure(concurrency, 300, ops[variant]);
     const rates: Record<Variant, number[]> = { plain: [], withLock: [], instrumented: [], lean: [], sink: [] };
+    const cpu: Record<Variant, number[]> = { plain: [], withLock: [], instrumented: [], lean: [], sink: [] };
     const ratios: number[] = [];
     const bareRatios: number[] = [];
     const sinkRatios: number[] = [];
@@ -77,7 +90,11 @@ export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 15
       // Rotate the order so that no variant always runs first or last.
       const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
       const r: Record<Variant, number> = { plain: 0, withLock: 0, instrumented: 0, lean: 0, sink: 0 };
-      for (const variant of order) r[variant] = await throughput(concurrency, roundMs, ops[variant]);
+      for (const variant of order) {
+        const m = await measure(concurrency, roundMs, ops[variant], settles[variant]);
+        r[variant] = m.opsPerSec;
+        cpu[variant].push(m.cpuUsPerOp);
+      }
       for (const variant of VARIANTS) rates[variant].push(r[variant]);
       ratios.push(r.instrumented / r.plain);
       bareRatios.push(r.withLock / r.plain);
@@ -96,8 +113,12 @@ export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 15
       instrumentedWithoutCommandTimeoutsRatio: round(median(leanRatios)),
       withLockRedisStreamSinkRatio: round(median(sinkRatios)),
       ratios: ratios.map((x) => round(x)),
+      cpuUsPerOp: Object.fromEntries(VARIANTS.map((v) => [v, round(median(cpu[v]), 1)])),
       target: '≥ 0.95 (medianRatio)',
     };
+    log(
+      `  client CPU µs/lock (all threads, median): ${VARIANTS.map((v) => `${v} ${result.cpuUsPerOp[v]}`).join(', ')}`,
+    );
     log(
       `lock overhead  c=${String(concurrency).padStart(2)}  plain ${formatRate(result.plainOpsPerSec)}  withLock ${formatRate(result.withLockOpsPerSec)}  withLock+SqliteRecorder ${formatRate(result.instrumentedOpsPerSec)}  ratio instrumented/plain ${result.medianRatio} (target ≥ 0.95), without recorder ${result.withLockWithoutRecorderRatio}, with RedisStreamSink ${result.withLockRedisStreamSinkRatio}, recorder with commandTimeoutMs 0 ${result.instrumentedWithoutCommandTimeoutsRatio}`,
     );
