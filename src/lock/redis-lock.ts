@@ -5,7 +5,7 @@ import type { Outcome } from '../record/sample.js';
 import { fenceKeyOf, type LockClient } from './client.js';
 import { resolveLockOptions, type LockOptions, type ResolvedLockOptions } from './options.js';
 import { CommandTimeoutError, withDeadline } from './deadline.js';
-import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, runScript } from './scripts.js';
+import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, isNoScript, runScript } from './scripts.js';
 
 type State = 'idle' | 'acquiring' | 'held' | 'released';
 
@@ -131,14 +131,24 @@ export class RedisLock {
     let sentPerf = this.startPerf;
     for (;;) {
       this.attempts++;
-      let won: boolean;
+      // Awaited here rather than in a helper: every extra async layer costs measurable CPU per lock.
+      const pending = this.sendSet();
+      let reply: unknown;
       try {
-        won = await this.trySet(o.commandTimeoutMs === 0 ? 0 : Math.max(1, Math.min(o.commandTimeoutMs, deadline - sentPerf)));
+        reply = await (o.commandTimeoutMs === 0
+          ? pending
+          : withDeadline(pending, Math.max(1, Math.min(o.commandTimeoutMs, deadline - sentPerf))));
       } catch (error) {
+        if (error instanceof CommandTimeoutError) {
+          // The SET may still reach Redis later; queue a release so it cannot leave an orphan lock.
+          runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]).catch(noop);
+        }
         this.state = 'released';
         this.recordSample('error', undefined);
         throw new LockRedisError(this.key, 'acquire', { cause: error });
       }
+      const won = o.fencing ? typeof reply === 'number' : reply === 'OK';
+      if (won && o.fencing) this.fence = reply as number;
       const now = performance.now();
       if (won) {
         this.wonPerf = now;
@@ -176,7 +186,12 @@ export class RedisLock {
     this.clearAbortTimer();
     let deleted: unknown;
     try {
-      deleted = await this.command(runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]));
+      try {
+        deleted = await this.command(this.redis.evalsha(RELEASE.sha, 1, this.key, this.tokenValue!));
+      } catch (error) {
+        if (!isNoScript(error)) throw error;
+        deleted = await this.command(this.redis.eval(RELEASE.source, 1, this.key, this.tokenValue!));
+      }
     } catch (error) {
       this.releasedHeldMs = performance.now() - this.wonPerf;
       this.recordSample('error', this.releasedHeldMs);
@@ -223,27 +238,12 @@ export class RedisLock {
     await this.release();
   }
 
-  private async trySet(timeoutMs: number): Promise<boolean> {
+  /** Sends the acquiring command: SET NX PX, or the fencing script. */
+  private sendSet(): Promise<unknown> {
     const o = this.options;
-    const token = this.tokenValue!;
-    const pending = o.fencing
-      ? runScript(this.redis, ACQUIRE_WITH_FENCE, [this.key, fenceKeyOf(this.key)], [token, o.ttlMs])
-      : this.redis.set(this.key, token, 'PX', o.ttlMs, 'NX');
-    let reply: unknown;
-    try {
-      reply = await (timeoutMs === 0 ? pending : withDeadline(pending, timeoutMs));
-    } catch (error) {
-      if (error instanceof CommandTimeoutError) {
-        // The SET may still reach Redis later; queue a release so it cannot leave an orphan lock.
-        runScript(this.redis, RELEASE, [this.key], [token]).catch(noop);
-      }
-      throw error;
-    }
-    if (o.fencing) {
-      if (typeof reply === 'number') this.fence = reply;
-      return typeof reply === 'number';
-    }
-    return reply === 'OK';
+    return o.fencing
+      ? runScript(this.redis, ACQUIRE_WITH_FENCE, [this.key, fenceKeyOf(this.key)], [this.tokenValue!, o.ttlMs])
+      : this.redis.set(this.key, this.tokenValue!, 'PX', o.ttlMs, 'NX');
   }
 
   private command<T>(pending: Promise<T>): Promise<T> {

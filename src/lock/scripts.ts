@@ -53,9 +53,14 @@ export async function runScript(
   try {
     return await redis.evalsha(lua.sha, keys.length, ...keys, ...args);
   } catch (error) {
-    if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
+    if (isNoScript(error)) {
       return await redis.eval(lua.source, keys.length, ...keys, ...args);
     }
     throw error;
   }
+}
+
+/** Whether Redis answered that it does not have the script cached (after a restart or SCRIPT FLUSH). */
+export function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
