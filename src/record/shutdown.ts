@@ -16,7 +16,7 @@ export interface FlushOnShutdownOptions {
  *   nothing else listens to that signal, it is raised again so the process ends
  *   as it would have without us;
  * - on `beforeExit` (the event loop ran dry) it is flushed;
- * - on `exit` (also after `process.exit()`) it is written and closed synchronously.
+ * - on `exit` (also after an explicit exit call) it is written and closed synchronously.
  *
  * Returns a function that removes the handlers.
  */
