@@ -29,19 +29,6 @@ export interface WriteResult {
   patternOverflow: number;
 }
 
-interface ExistingRollup {
-  count: number;
-  released: number;
-  expired: number;
-  not_acquired: number;
-  error: number;
-  threw: number;
-  hold_sum_us: number;
-  wait_sum_us: number;
-  first_ts_ms: number;
-  last_ts_ms: number;
-  hists: Buffer;
-}
 
 // Raw rows go in by this many per INSERT: binding one statement per row costs more than SQLite's work.
 const ROWS_PER_INSERT = 32;
@@ -68,8 +55,9 @@ export class SampleWriter {
   private readonly upsertStats: Statement;
   private readonly selectFleet: Statement;
   private readonly upsertFleet: Statement;
-  private readonly fleetHold = new DenseHistogram();
-  private readonly fleetWait = new DenseHistogram();
+  // Reused for every row merge: decoding into a dense array and encoding off it needs no sorting.
+  private readonly scratchHold = new DenseHistogram();
+  private readonly scratchWait = new DenseHistogram();
   private readonly insertStreamBatch: Statement;
   private readonly params = new Array<unknown>(ROWS_PER_INSERT * RAW_COLUMNS);
 
@@ -93,7 +81,12 @@ export class SampleWriter {
     this.selectInstance = db.prepare('SELECT id FROM instances WHERE instance = ?');
     this.insertSeries = db.prepare('INSERT OR IGNORE INTO series (pattern_id, instance_id, ttl_ms) VALUES (?, ?, ?)');
     this.selectSeries = db.prepare('SELECT id FROM series WHERE pattern_id = ? AND instance_id = ? AND ttl_ms = ?');
-    this.selectRollup = db.prepare('SELECT * FROM rollups WHERE pattern_id = ? AND bucket_start_ms = ? AND instance_id = ?');
+    this.selectRollup = db
+      .prepare(
+        `SELECT count, released, expired, not_acquired, error, threw, hold_sum_us, wait_sum_us, first_ts_ms, last_ts_ms, hists
+           FROM rollups WHERE pattern_id = ? AND bucket_start_ms = ? AND instance_id = ?`,
+      )
+      .raw(true);
     this.upsertStats = db.prepare(
       'INSERT OR REPLACE INTO recorder_stats (instance_id, updated_ms, recorded, written, dropped) VALUES (?, ?, ?, ?, ?)',
     );
@@ -248,60 +241,36 @@ export class SampleWriter {
     return { written: batch.count, raw, patternOverflow: overflow };
   }
 
-  /** Adds a delta to the (pattern, hour) row summed over instances. Before {@link upsert}, which merges into `d`. */
-  private addToFleet(d: RollupDelta): void {
-    const existing = this.selectFleet.get(d.pattern, d.bucketStartMs) as number[] | undefined;
-    const hold = this.fleetHold;
-    const wait = this.fleetWait;
-    const ttls = new Map(d.ttls);
+  /** Adds a delta to its instance's row and to the row summed over instances. */
+  private upsert(d: RollupDelta): void {
+    this.mergeRow(this.selectFleet, this.upsertFleet, [d.pattern, d.bucketStartMs], d);
+    this.mergeRow(this.selectRollup, this.upsertRollup, [d.pattern, d.bucketStartMs, d.instance], d);
+  }
+
+  /**
+   * Read, add, write one rollup row. Both statements take the row's key first;
+   * the select returns count, the four outcomes, threw, the two sums, first,
+   * last and the histograms blob, in that order.
+   */
+  private mergeRow(select: Statement, write: Statement, key: number[], d: RollupDelta): void {
+    const existing = select.get(...key) as unknown[] | undefined;
+    const hold = this.scratchHold;
+    const wait = this.scratchWait;
     hold.clear();
     wait.clear();
     hold.addHistogram(d.hold);
     wait.addHistogram(d.wait);
+    const ttls = new Map(d.ttls);
     const sums = [d.count, ...d.outcomes, d.threw, d.holdSumUs, d.waitSumUs];
     let first = d.firstTsMs;
     let last = d.lastTsMs;
     if (existing) {
-      for (let i = 0; i < sums.length; i++) sums[i]! += existing[i]!;
-      first = Math.min(first, existing[8]!);
-      last = Math.max(last, existing[9]!);
-      addEncodedRollup(existing[10] as unknown as Buffer, hold, wait, ttls);
+      for (let i = 0; i < sums.length; i++) sums[i]! += existing[i] as number;
+      first = Math.min(first, existing[8] as number);
+      last = Math.max(last, existing[9] as number);
+      addEncodedRollup(existing[10] as Buffer, hold, wait, ttls);
     }
-    this.upsertFleet.run(d.pattern, d.bucketStartMs, ...sums, first, last, encodeRollup(hold, wait, ttls));
-  }
-
-  private upsert(d: RollupDelta): void {
-    this.addToFleet(d);
-    const existing = this.selectRollup.get(d.pattern, d.bucketStartMs, d.instance) as ExistingRollup | undefined;
-    if (existing) {
-      d.count += existing.count;
-      d.outcomes[0] += existing.released;
-      d.outcomes[1] += existing.expired;
-      d.outcomes[2] += existing.not_acquired;
-      d.outcomes[3] += existing.error;
-      d.threw += existing.threw;
-      d.holdSumUs += existing.hold_sum_us;
-      d.waitSumUs += existing.wait_sum_us;
-      d.firstTsMs = Math.min(d.firstTsMs, existing.first_ts_ms);
-      d.lastTsMs = Math.max(d.lastTsMs, existing.last_ts_ms);
-      addEncodedRollup(existing.hists, d.hold, d.wait, d.ttls);
-    }
-    this.upsertRollup.run(
-      d.pattern,
-      d.bucketStartMs,
-      d.instance,
-      d.count,
-      d.outcomes[0],
-      d.outcomes[1],
-      d.outcomes[2],
-      d.outcomes[3],
-      d.threw,
-      d.holdSumUs,
-      d.waitSumUs,
-      d.firstTsMs,
-      d.lastTsMs,
-      encodeRollup(d.hold, d.wait, d.ttls),
-    );
+    write.run(...key, ...sums, first, last, encodeRollup(hold, wait, ttls));
   }
 
   private patternOf(key: string): string {
