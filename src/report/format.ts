@@ -62,3 +62,23 @@ export const VERDICT_COLOR: Readonly<Record<Verdict, string>> = Object.freeze({
   ok: '#2e7d32',
   'insufficient-data': '#757575',
 });
+
+/** Columns a string takes in a terminal: East Asian wide characters and emoji take two. */
+export function displayWidth(text: string): number {
+  let width = 0;
+  for (const char of text) {
+    const c = char.codePointAt(0)!;
+    const wide =
+      (c >= 0x1100 && c <= 0x115f) || (c >= 0x2e80 && c <= 0xa4cf) || (c >= 0xac00 && c <= 0xd7a3) ||
+      (c >= 0xf900 && c <= 0xfaff) || (c >= 0xfe30 && c <= 0xfe4f) || (c >= 0xff00 && c <= 0xff60) ||
+      (c >= 0xffe0 && c <= 0xffe6) || (c >= 0x1f300 && c <= 0x1faff) || (c >= 0x20000 && c <= 0x3fffd);
+    width += wide ? 2 : 1;
+  }
+  return width;
+}
+
+/** Pads to a display width (see {@link displayWidth}), on the right or the left. */
+export function pad(text: string, width: number, align: 'left' | 'right' = 'left'): string {
+  const fill = ' '.repeat(Math.max(0, width - displayWidth(text)));
+  return align === 'left' ? text + fill : fill + text;
+}

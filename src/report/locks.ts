@@ -1,5 +1,5 @@
 import type { LiveLocks } from '../inspect/locks.js';
-import { formatMs, printable } from './format.js';
+import { displayWidth, formatMs, pad, printable } from './format.js';
 
 const KEY_WIDTH = 48;
 const cut = (text: string, width: number) => (text.length > width ? text.slice(0, width - 1) + '…' : text);
@@ -9,8 +9,8 @@ export function renderLocksText(result: LiveLocks): string {
   if (result.locks.length === 0) return `No live locks (${result.scanned} matching keys scanned).\n`;
   const rows = result.locks.map((l) => [cut(printable(l.key), KEY_WIDTH), cut(printable(l.pattern), KEY_WIDTH), cut(printable(l.token), 36), formatMs(l.remainingMs)]);
   const header = ['key', 'pattern', 'holder token', 'expires in'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => displayWidth(r[i]!))));
+  const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i]!, i === 3 ? 'right' : 'left')).join('  ').trimEnd();
   const out = [line(header), line(widths.map((w) => '─'.repeat(w))), ...rows.map(line)];
   out.push(`${result.locks.length} live lock(s)${result.omitted ? `, ${result.omitted} more not shown` : ''}`);
   return out.join('\n') + '\n';

@@ -1,5 +1,5 @@
 import type { Analysis } from '../analyze/analyze.js';
-import { formatCount, formatMs, printable, VERDICT_LABEL } from './format.js';
+import { displayWidth, formatCount, formatMs, pad, printable, VERDICT_LABEL } from './format.js';
 
 const MAX_PATTERN_WIDTH = 48;
 
@@ -15,10 +15,10 @@ export function renderTable(analysis: Analysis): string {
     formatMs(p.recommendedTtlMs),
     VERDICT_LABEL[p.verdict],
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => displayWidth(r[i]!))));
   const right = new Set([1, 2, 3, 4]);
   const line = (cells: string[]) =>
-    cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+    cells.map((c, i) => pad(c, widths[i]!, right.has(i) ? 'right' : 'left')).join('  ').trimEnd();
   return [line(header), line(widths.map((w) => '─'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
 }
 
