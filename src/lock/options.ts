@@ -31,7 +31,7 @@ export interface LockOptions {
   policy?: TtlPolicy;
   /** Retry policy while another holder has the lock. @default { count: 10, delayMs: 100, jitterMs: 100 } */
   retry?: RetryOptions;
-  /** Give up acquiring after this long in all, retries included (ms). @default 10000 */
+  /** Stop retrying after this long in all (ms); the attempt under way when it passes still gets its reply. @default 10000 */
   acquireTimeoutMs?: number;
   /**
    * Longest wait for any one Redis reply (ms); a slower or dead server becomes a

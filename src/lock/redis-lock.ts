@@ -135,9 +135,9 @@ export class RedisLock {
       const pending = this.sendSet();
       let reply: unknown;
       try {
-        reply = await (o.commandTimeoutMs === 0
-          ? pending
-          : withDeadline(pending, Math.max(1, Math.min(o.commandTimeoutMs, deadline - sentPerf))));
+        // The full command timeout even near the acquire deadline: a reply that is merely slower
+        // than the time left is contention, not a Redis failure.
+        reply = await (o.commandTimeoutMs === 0 ? pending : withDeadline(pending, o.commandTimeoutMs));
       } catch (error) {
         if (error instanceof CommandTimeoutError) {
           // The SET may still reach Redis later; queue a release so it cannot leave an orphan lock.

@@ -70,7 +70,7 @@ describe('RedisLock', () => {
     const elapsed = performance.now() - started;
     expect(error).toBeInstanceOf(LockNotAcquiredError);
     expect(elapsed).toBeGreaterThanOrEqual(190);
-    expect(elapsed).toBeLessThan(600);
+    expect(elapsed).toBeLessThan(1500);
     expect((error as LockNotAcquiredError).attempts).toBeLessThan(12);
     await holder.release();
   });
@@ -86,7 +86,8 @@ describe('RedisLock', () => {
     expect(s!.waitMs).toBeGreaterThanOrEqual(130);
     expect(s!.attempts).toBeGreaterThan(1);
     expect(s!.holdMs).toBeGreaterThanOrEqual(49);
-    expect(s!.holdMs).toBeLessThan(130);
+    // Had the wait been counted, hold would be at least wait + 50 ms.
+    expect(s!.holdMs).toBeLessThan(s!.waitMs! + 40);
   });
 
   it('extends its TTL only while it holds the lock', async () => {
