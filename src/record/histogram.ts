@@ -69,30 +69,14 @@ export function nearestRank(percentile: number, count: number): number {
   return Math.max(1, Math.ceil(exact - Math.max(1e-9, exact * 1e-12)));
 }
 
-/** A sparse histogram of non-negative integer values (µs). */
-export class Histogram {
-  /** counts index → number of values */
-  readonly counts = new Map<number, number>();
+/**
+ * What both histogram kinds share: the exact count, min and max, and
+ * percentiles read through `valueAtRank`.
+ */
+abstract class HistogramTotals {
   totalCount = 0;
   minValue = Number.POSITIVE_INFINITY;
   maxValue = 0;
-
-  record(value: number, count = 1): void {
-    const v = value < 0 ? 0 : value > MAX_TRACKABLE_VALUE ? MAX_TRACKABLE_VALUE : Math.round(value);
-    const index = bucketIndexOf(v);
-    this.counts.set(index, (this.counts.get(index) ?? 0) + count);
-    this.totalCount += count;
-    if (v < this.minValue) this.minValue = v;
-    if (v > this.maxValue) this.maxValue = v;
-  }
-
-  add(other: Histogram): void {
-    if (other.totalCount === 0) return;
-    for (const [index, count] of other.counts) this.counts.set(index, (this.counts.get(index) ?? 0) + count);
-    this.totalCount += other.totalCount;
-    if (other.minValue < this.minValue) this.minValue = other.minValue;
-    if (other.maxValue > this.maxValue) this.maxValue = other.maxValue;
-  }
 
   /**
    * The nearest-rank percentile (0 < percentile ≤ 100): the smallest recorded
@@ -110,6 +94,38 @@ export class Histogram {
    * bucket semantics as {@link valueAtPercentile}. Used for order-statistic
    * confidence bounds.
    */
+  abstract valueAtRank(rank: number): number;
+
+  /** @internal Adds another histogram's totals (a decoded blob's, or a merged histogram's). */
+  addSummary(total: number, min: number, max: number): void {
+    if (total === 0) return;
+    this.totalCount += total;
+    if (min < this.minValue) this.minValue = min;
+    if (max > this.maxValue) this.maxValue = max;
+  }
+
+  /** A bucket's upper edge, clamped to the exact extremes. */
+  protected edgeOf(index: number): number {
+    return Math.min(this.maxValue, Math.max(this.minValue, highestValueAt(index)));
+  }
+}
+
+/** A sparse histogram of non-negative integer values (µs). */
+export class Histogram extends HistogramTotals {
+  /** counts index → number of values */
+  readonly counts = new Map<number, number>();
+
+  record(value: number, count = 1): void {
+    const v = value < 0 ? 0 : value > MAX_TRACKABLE_VALUE ? MAX_TRACKABLE_VALUE : Math.round(value);
+    this.addAt(bucketIndexOf(v), count);
+    this.addSummary(count, v, v);
+  }
+
+  add(other: Histogram): void {
+    for (const [index, count] of other.counts) this.addAt(index, count);
+    this.addSummary(other.totalCount, other.minValue, other.maxValue);
+  }
+
   valueAtRank(rank: number): number {
     if (this.totalCount === 0) return 0;
     if (rank >= this.totalCount) return this.maxValue;
@@ -117,7 +133,7 @@ export class Histogram {
     let seen = 0;
     for (const index of indices) {
       seen += this.counts.get(index)!;
-      if (seen >= rank) return Math.min(this.maxValue, Math.max(this.minValue, highestValueAt(index)));
+      if (seen >= rank) return this.edgeOf(index);
     }
     return this.maxValue;
   }
@@ -166,13 +182,6 @@ export class Histogram {
     this.counts.set(index, (this.counts.get(index) ?? 0) + count);
   }
 
-  /** @internal A decoded histogram's totals. */
-  addSummary(total: number, min: number, max: number): void {
-    if (total === 0) return;
-    this.totalCount += total;
-    if (min < this.minValue) this.minValue = min;
-    if (max > this.maxValue) this.maxValue = max;
-  }
 }
 
 /** Where {@link readEncoded} puts what it decodes. */
@@ -287,53 +296,30 @@ export function addEncodedCounts(bytes: Uint8Array, into: Map<number, number>, o
  * so adding a blob is a tight loop and clearing or querying costs only the
  * buckets in use. Used by the analyzer, which merges thousands of rollups.
  */
-export class DenseHistogram {
+export class DenseHistogram extends HistogramTotals {
   private counts = new Float64Array(4096);
   /** Indices with a count, in first-use order: what `clear()` and `add()` visit. */
   private readonly used: number[] = [];
   private lowIndex = Number.POSITIVE_INFINITY;
   private highIndex = -1;
-  totalCount = 0;
-  minValue = Number.POSITIVE_INFINITY;
-  maxValue = 0;
 
   /** Adds an encoded histogram (see {@link Histogram.encode}) at `offset`; returns the offset past it. Throws on a malformed blob. */
   addEncoded(bytes: Uint8Array, offset = 0): number {
     return readEncoded(bytes, offset, this);
   }
 
-  /** @internal A decoded histogram's totals. */
-  addSummary(total: number, min: number, max: number): void {
-    if (total === 0) return;
-    this.totalCount += total;
-    if (min < this.minValue) this.minValue = min;
-    if (max > this.maxValue) this.maxValue = max;
-  }
 
   /** Adds a sparse {@link Histogram}. */
   addHistogram(other: Histogram): void {
-    if (other.totalCount === 0) return;
     for (const [index, count] of other.counts) this.addAt(index, count);
-    this.totalCount += other.totalCount;
-    if (other.minValue < this.minValue) this.minValue = other.minValue;
-    if (other.maxValue > this.maxValue) this.maxValue = other.maxValue;
+    this.addSummary(other.totalCount, other.minValue, other.maxValue);
   }
 
   add(other: DenseHistogram): void {
-    if (other.totalCount === 0) return;
     for (const index of other.used) this.addAt(index, other.counts[index]!);
-    this.totalCount += other.totalCount;
-    if (other.minValue < this.minValue) this.minValue = other.minValue;
-    if (other.maxValue > this.maxValue) this.maxValue = other.maxValue;
+    this.addSummary(other.totalCount, other.minValue, other.maxValue);
   }
 
-  /** Same semantics as {@link Histogram.valueAtPercentile}. */
-  valueAtPercentile(percentile: number): number {
-    if (this.totalCount === 0) return 0;
-    return this.valueAtRank(nearestRank(percentile, this.totalCount));
-  }
-
-  /** Same semantics as {@link Histogram.valueAtRank}. */
   valueAtRank(rank: number): number {
     if (this.totalCount === 0) return 0;
     if (rank >= this.totalCount) return this.maxValue;
@@ -342,7 +328,7 @@ export class DenseHistogram {
     const counts = this.counts;
     for (let index = this.lowIndex; index <= this.highIndex; index++) {
       seen += counts[index]!;
-      if (seen >= rank) return Math.min(this.maxValue, Math.max(this.minValue, highestValueAt(index)));
+      if (seen >= rank) return this.edgeOf(index);
     }
     return this.maxValue;
   }
