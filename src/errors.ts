@@ -69,6 +69,18 @@ export class DatabaseError extends TtlAdvisorError {
   }
 }
 
+/** A policy file could not be read or is invalid: the message names the file, the entry and what was expected. */
+export class PolicyFileError extends ConfigError {
+  override readonly name = 'PolicyFileError';
+  constructor(
+    readonly path: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${path}: ${message}`, options);
+  }
+}
+
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -1,25 +1,15 @@
 /**
  * ttl-advisor: an instrumented Redis lock that records how long each critical
  * section really holds it, and the tools that turn those samples into TTLs.
+ *
+ * Exports follow a sample's path: the lock where it is born, the key patterns
+ * it is filed under, the recorders and the fleet transport that keep it, the
+ * SQLite file that stores it, the analysis, the policy file and the reports.
+ * Heavy parts load on first use: SQLite when a database is first opened, vega
+ * when an HTML report is first rendered.
  */
-export { RedisLock } from './lock/redis-lock.js';
-export { withLock } from './lock/with-lock.js';
-export { LOCK_DEFAULTS } from './lock/options.js';
-export type { LockOptions, RetryOptions, LockLostEvent } from './lock/options.js';
-export type { LockClient } from './lock/client.js';
 
-export { patternOf, MAX_PATTERN_LENGTH } from './keys/pattern.js';
-
-export { SqliteRecorder } from './record/sqlite-recorder.js';
-export { OVERFLOW_PATTERN } from './record/sample-writer.js';
-export type { SqliteRecorderOptions, RecorderStats, RecorderWarning } from './record/sqlite-recorder.js';
-export { flushOnShutdown } from './record/shutdown.js';
-export type { FlushOnShutdownOptions, ClosableRecorder } from './record/shutdown.js';
-export { OUTCOMES } from './record/sample.js';
-export type { LockSample, Outcome, SampleRecorder } from './record/sample.js';
-export { Histogram } from './record/histogram.js';
-export { BUCKET_MS, SCHEMA_VERSION } from './record/schema.js';
-
+// Errors
 export {
   TtlAdvisorError,
   LockNotAcquiredError,
@@ -27,31 +17,69 @@ export {
   LockRedisError,
   ConfigError,
   DatabaseError,
+  PolicyFileError,
 } from './errors.js';
 
-export { loadTtlPolicy, parsePolicy, formatPolicy, TtlPolicy, PolicyFileError, DEFAULT_POLICY_PATH, DEFAULT_POLICY_TTL_MS } from './policy/policy.js';
+// 1. The lock: where a sample is born
+export { RedisLock } from './lock/redis-lock.js';
+export { withLock } from './lock/with-lock.js';
+export { LOCK_DEFAULTS } from './lock/options.js';
+export type { LockOptions, RetryOptions, LockLostEvent, TtlSource } from './lock/options.js';
+export type { LockClient } from './lock/client.js';
+
+// 2. Key patterns
+export { patternOf, MAX_PATTERN_LENGTH, OVERFLOW_PATTERN } from './keys/pattern.js';
+
+// 3. Recording, in the service
+export { OUTCOMES } from './record/sample.js';
+export type { LockSample, Outcome, SampleRecorder, RecorderStats } from './record/sample.js';
+export { SqliteRecorder } from './record/sqlite-recorder.js';
+export { DEFAULT_DB_PATH, SQLITE_RECORDER_DEFAULTS } from './record/recorder-options.js';
+export type { SqliteRecorderOptions } from './record/recorder-options.js';
+export type { RecorderWarning } from './record/warnings.js';
+export { flushOnShutdown } from './record/shutdown.js';
+export type { FlushOnShutdownOptions, ClosableRecorder } from './record/shutdown.js';
+
+// 4. A fleet: samples through a Redis stream to one collector
+export { RedisStreamSink, DEFAULT_STREAM, STREAM_SINK_DEFAULTS } from './fleet/stream-sink.js';
+export type { RedisStreamSinkOptions, StreamClient } from './fleet/stream-sink.js';
+export { StreamCollector, COLLECTOR_DEFAULTS } from './fleet/collector.js';
+export type { CollectorOptions, CollectorProgress } from './fleet/collector.js';
+
+// 5. The samples file
+export { BUCKET_MS } from './store/rollup.js';
+export { SCHEMA_VERSION } from './store/schema.js';
+export { Histogram } from './store/histogram/histogram.js';
+export { mergeDatabases } from './store/merge.js';
+export type { MergeResult } from './store/merge.js';
+export { databaseStats } from './store/stats.js';
+export type { DatabaseStats } from './store/stats.js';
+
+// 6. Analysis
+export { analyze } from './analyze/analyze.js';
+export type { Analysis, AnalyzeOptions } from './analyze/analyze.js';
+export type { PatternAnalysis, HourlyPoint } from './analyze/summarize.js';
+export { MIN_SAMPLES_FOR_P99 } from './analyze/confidence.js';
+export { VERDICTS } from './analyze/verdict.js';
+export type { Verdict } from './analyze/verdict.js';
+export { recommendTtl, DEFAULT_RECOMMENDATION_POLICY } from './analyze/recommend.js';
+export type { RecommendationPolicy } from './analyze/recommend.js';
+
+// 7. The TTL policy file
+export { loadTtlPolicy, parsePolicy, formatPolicy, TtlPolicy, DEFAULT_POLICY_PATH, DEFAULT_POLICY_TTL_MS } from './policy/policy.js';
 export type { PolicyDocument, PolicyEntry, PolicyMatch } from './policy/policy.js';
 export { checkPolicy } from './policy/check.js';
 export type { CheckOptions, CheckResult, CheckRow } from './policy/check.js';
 export { applyRecommendations } from './policy/apply.js';
 export type { ApplyOptions, PolicyChange } from './policy/apply.js';
 
-export { analyze, MIN_SAMPLES_FOR_P99, VERDICTS } from './analyze/analyze.js';
-export type { Analysis, AnalyzeOptions, PatternAnalysis, Verdict, HourlyPoint } from './analyze/analyze.js';
-export { recommendTtl, DEFAULT_RECOMMENDATION_POLICY } from './analyze/recommend.js';
-export type { RecommendationPolicy } from './analyze/recommend.js';
-export { databaseStats } from './analyze/stats.js';
-export type { DatabaseStats } from './analyze/stats.js';
+// 8. Reports
 export { renderJson } from './report/json.js';
 export { renderMarkdown } from './report/markdown.js';
-export { writeReports, REPORT_FORMATS } from './report/index.js';
+export { REPORT_FORMATS } from './report/index.js';
 export type { ReportFormat } from './report/index.js';
+export { writeReports } from './report/write-reports.js';
+
+// Live locks
 export { listLocks } from './inspect/locks.js';
 export type { LiveLock, LiveLocks, ListLocksOptions } from './inspect/locks.js';
-export { DEFAULT_DB_PATH } from './record/sqlite-recorder.js';
-export { RedisStreamSink, DEFAULT_STREAM } from './record/redis-stream-sink.js';
-export type { RedisStreamSinkOptions, StreamClient } from './record/redis-stream-sink.js';
-export { StreamCollector } from './collect/collector.js';
-export type { CollectorOptions, CollectorProgress } from './collect/collector.js';
-export { mergeDatabases } from './record/merge.js';
-export type { MergeResult } from './record/merge.js';

@@ -13,6 +13,9 @@ export function minSamplesForQuantile(quantile = 0.99, confidence = 0.95): numbe
   return Math.ceil(Math.log(1 - confidence) / Math.log(quantile));
 }
 
+/** Below this many samples a p99 claim does not hold at 95 % confidence. */
+export const MIN_SAMPLES_FOR_P99 = minSamplesForQuantile(0.99, 0.95);
+
 /**
  * The 1-based rank of the order statistic that is an upper confidence bound of
  * the q-quantile, or `undefined` when n is too small.

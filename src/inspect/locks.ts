@@ -92,14 +92,3 @@ async function clusterReady(cluster: Cluster, timeoutMs = 10_000): Promise<void>
     cluster.once('end', onEnd);
   });
 }
-
-/** A Redis URL with its password (and user) hidden, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/[^@/]*@/, '//***@');
-  }
-}

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { truncate } from '../text.js';
 
 /**
  * Turns concrete lock keys into the key pattern they belong to, so that
@@ -23,12 +24,14 @@ import { ConfigError } from '../errors.js';
 export function patternOf(key: string): string {
   let pattern = key.replace(UUID, '{uuid}');
   pattern = pattern.replace(TOKEN, normalizeToken);
-  if (pattern.length > MAX_PATTERN_LENGTH) pattern = pattern.slice(0, MAX_PATTERN_LENGTH - 1) + '…';
-  return pattern;
+  return truncate(pattern, MAX_PATTERN_LENGTH);
 }
 
-/** Longest pattern kept, in UTF-16 code units; longer ones are cut and end in `…`. */
+/** Longest pattern kept, in code points; longer ones are cut and end in `…`. */
 export const MAX_PATTERN_LENGTH = 200;
+
+/** The pattern that collects keys once a recorder's `maxPatterns` is reached. */
+export const OVERFLOW_PATTERN = '{other}';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 // Letters and digits of any script; everything else (":", "-", "_", "/", "{", spaces…) separates tokens.

@@ -1,6 +1,13 @@
 import { ConfigError } from '../errors.js';
-import type { TtlPolicy } from '../policy/policy.js';
 import type { SampleRecorder } from '../record/sample.js';
+
+/**
+ * Where a lock can take its TTL from instead of `ttlMs`: given a key, the TTL
+ * and the pattern to record under. A `TtlPolicy` (see `loadTtlPolicy`) is one.
+ */
+export interface TtlSource {
+  match(key: string): { ttlMs: number; pattern: string };
+}
 
 /** How often and how patiently to retry a lock that another holder has. */
 export interface RetryOptions {
@@ -28,7 +35,7 @@ export interface LockOptions {
    * Take the TTL from a policy file instead (see `loadTtlPolicy`): the key's
    * entry, or the policy's default. The sample is recorded under the entry's pattern.
    */
-  policy?: TtlPolicy;
+  policy?: TtlSource;
   /** Retry policy while another holder has the lock. @default { count: 10, delayMs: 100, jitterMs: 100 } */
   retry?: RetryOptions;
   /** Stop retrying after this long in all (ms); the attempt under way when it passes still gets its reply. @default 10000 */

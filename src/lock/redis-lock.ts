@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { CommandTimeoutError, withDeadline } from '../deadline.js';
 import { LockLostError, LockNotAcquiredError, LockRedisError, TtlAdvisorError } from '../errors.js';
 import type { Outcome } from '../record/sample.js';
 import { fenceKeyOf, type LockClient } from './client.js';
 import { resolveLockOptions, type LockOptions, type ResolvedLockOptions } from './options.js';
-import { CommandTimeoutError, withDeadline } from './deadline.js';
 import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, isNoScript, runScript } from './scripts.js';
 
 type State = 'idle' | 'acquiring' | 'held' | 'released';

@@ -1,4 +1,5 @@
-import { MIN_SAMPLES_FOR_P99, type Analysis } from '../analyze/analyze.js';
+import type { Analysis } from '../analyze/analyze.js';
+import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import type { PolicyDocument, TtlPolicy } from './policy.js';
 
 /** Options of {@link applyRecommendations}. */

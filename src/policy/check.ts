@@ -1,5 +1,6 @@
-import { MIN_SAMPLES_FOR_P99, type Analysis, type PatternAnalysis, type Verdict } from '../analyze/analyze.js';
-import { TOO_LONG_FACTOR } from '../analyze/recommend.js';
+import type { Analysis } from '../analyze/analyze.js';
+import type { PatternAnalysis } from '../analyze/summarize.js';
+import { compareVerdicts, verdictFor, type Verdict } from '../analyze/verdict.js';
 import type { PolicyEntry, TtlPolicy } from './policy.js';
 
 /** Options of {@link checkPolicy}. */
@@ -44,17 +45,6 @@ export interface CheckResult {
   exitCode: 0 | 1;
 }
 
-const ORDER: readonly Verdict[] = ['expired', 'too-short', 'too-long', 'insufficient-data', 'ok'];
-
-/** The verdict for a TTL, given a pattern's data. */
-export function verdictFor(ttlMs: number, p: PatternAnalysis): Verdict {
-  if (p.outcomes.expired > 0) return 'expired';
-  if (p.holdCount < MIN_SAMPLES_FOR_P99) return 'insufficient-data';
-  if (ttlMs < p.recommendedTtlMs) return 'too-short';
-  if (ttlMs > TOO_LONG_FACTOR * p.recommendedTtlMs) return 'too-long';
-  return 'ok';
-}
-
 /**
  * Compares each configured TTL with the recommendation from the data. Fails
  * (exit 1) when a lock expired, or a TTL must rise; with `strict` also when one
@@ -76,7 +66,7 @@ export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: Chec
     }
     seen.add(found.pattern);
     const configured = found.entry.ttlMs;
-    const verdict = verdictFor(configured, p);
+    const verdict = verdictFor(configured, { expired: p.outcomes.expired, holdCount: p.holdCount, recommendedTtlMs: p.recommendedTtlMs });
     const changePercent = ((p.recommendedTtlMs - configured) / configured) * 100;
     const bigEnough = Math.abs(changePercent) >= minChange;
     const failing =
@@ -99,7 +89,8 @@ export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: Chec
     const attention = verdict === 'expired' || verdict === 'insufficient-data' || (verdict !== 'ok' && bigEnough);
     (attention ? rows : fine).push(row);
   }
-  rows.sort((a, b) => ORDER.indexOf(a.verdict) - ORDER.indexOf(b.verdict) || a.pattern.localeCompare(b.pattern));
+  // Rows never hold `ok` (it is not worth attention), so the report's order of verdicts serves here too.
+  rows.sort((a, b) => compareVerdicts(a.verdict, b.verdict) || a.pattern.localeCompare(b.pattern));
   const noData = Object.keys(policy.document.locks).filter((pattern) => !seen.has(pattern));
   return {
     rows,

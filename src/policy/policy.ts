@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../errors.js';
+import { PolicyFileError } from '../errors.js';
 import { compileTemplates, patternOf, type CompiledTemplate } from '../keys/pattern.js';
+import type { TtlSource } from '../lock/options.js';
 
 /** One entry of a TTL policy file. */
 export interface PolicyEntry {
@@ -26,18 +27,6 @@ export const DEFAULT_POLICY_TTL_MS = 10_000;
 /** The default policy file name. */
 export const DEFAULT_POLICY_PATH = 'ttl-advisor.json';
 
-/** A policy file could not be read or is invalid: the message names the file, the entry and what was expected. */
-export class PolicyFileError extends ConfigError {
-  override readonly name = 'PolicyFileError';
-  constructor(
-    readonly path: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${path}: ${message}`, options);
-  }
-}
-
 /** Which entry a key resolved to. */
 export interface PolicyMatch {
   ttlMs: number;
@@ -56,7 +45,7 @@ const CACHE_LIMIT = 10_000;
  * are matched by the key's pattern (`patternOf`) first, then as templates
  * (`order:lock:product:{productId}` matches `order:lock:product:42`), in file order.
  */
-export class TtlPolicy {
+export class TtlPolicy implements TtlSource {
   readonly defaultTtlMs: number;
   private readonly templates: CompiledTemplate[];
   private readonly cache = new Map<string, PolicyMatch>();

@@ -1,3 +1,5 @@
+import { hostname } from 'node:os';
+
 /**
  * How one lock acquisition ended.
  * - `released`: the lock was won, the critical section ran, and we released our own token.
@@ -44,7 +46,28 @@ export interface LockSample {
   instance?: string | undefined;
 }
 
+/** Counters of a recorder. At any moment `recorded = written + dropped + pending`. */
+export interface RecorderStats {
+  /** Samples handed to `record()`. */
+  recorded: number;
+  /** Samples committed to the database (counted in rollups). */
+  written: number;
+  /** Of those, samples also stored as raw rows. */
+  rawWritten: number;
+  /** Samples lost: buffer full, database unwritable, invalid sample, or recorded after `close()`. */
+  dropped: number;
+  /** Samples waiting in memory. */
+  pending: number;
+  /** Samples whose pattern went to `{other}` because `maxPatterns` was reached. */
+  patternOverflow: number;
+}
+
 /** Anything a lock can report its samples to. `record` must be synchronous and must not throw. */
 export interface SampleRecorder {
   record(sample: LockSample): void;
+}
+
+/** How a process names itself in the data when not told otherwise: `host:pid`. */
+export function defaultInstanceId(): string {
+  return `${hostname()}:${process.pid}`;
 }

@@ -1,72 +1,12 @@
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { ConfigError } from '../errors.js';
+import type { Worker } from 'node:worker_threads';
 import { compileTemplates } from '../keys/pattern.js';
-import { encodeBatch, transferList } from './batch.js';
-import type { LockSample, SampleRecorder } from './sample.js';
-import { SHARED, type FromWriter, type ToWriter, type WriterInit } from './writer-protocol.js';
+import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecorderOptions } from './recorder-options.js';
+import { type LockSample, type RecorderStats, type SampleRecorder } from './sample.js';
 import { WarnOnce, type RecorderWarning } from './warnings.js';
-import { fraction, nonNegativeInteger, positiveInteger } from '../validate.js';
-
-/** Options of {@link SqliteRecorder}. */
-export interface SqliteRecorderOptions {
-  /** The SQLite file to write; created if absent. Several processes may share one file. */
-  path: string;
-  /** Identifies this process in the data. @default `${hostname}:${pid}` */
-  instance?: string;
-  /** How often buffered samples are written (ms). @default 1000 */
-  flushIntervalMs?: number;
-  /** A write is scheduled as soon as this many samples are buffered; also the size of one transaction. @default 5000 */
-  flushBatchSize?: number;
-  /** Samples held in memory at most; beyond this, new samples are dropped and counted. @default 100000 */
-  maxBufferedSamples?: number;
-  /** Fraction (0–1] of samples also kept as raw rows; rollups always count every sample. @default 1 */
-  rawSampleRate?: number;
-  /** Distinct patterns kept per database; further patterns are recorded as `{other}`. @default 1000 */
-  maxPatterns?: number;
-  /** Pattern templates such as `order:lock:product:{productId}`, tried before the heuristics of `patternOf`. @default [] */
-  patterns?: readonly string[];
-  /** How long one write waits for another process's write lock before retrying (ms); waits happen on the writer thread. @default 1000 */
-  busyTimeoutMs?: number;
-  /** How long `flush()`, `close()` and `closeSync()` wait for the disk (ms); what is not written by then is dropped on close. @default 5000 */
-  flushTimeoutMs?: number;
-  /** Called once per kind of failure (the database cannot be opened, a write failed, …). */
-  onWarning?: (warning: RecorderWarning) => void;
-}
-
-/** Counters of a recorder. At any moment `recorded = written + dropped + pending`. */
-export interface RecorderStats {
-  /** Samples handed to `record()`. */
-  recorded: number;
-  /** Samples committed to the database (counted in rollups). */
-  written: number;
-  /** Of those, samples also stored as raw rows. */
-  rawWritten: number;
-  /** Samples lost: buffer full, database unwritable, invalid sample, or recorded after `close()`. */
-  dropped: number;
-  /** Samples waiting in memory. */
-  pending: number;
-  /** Samples whose pattern went to `{other}` because `maxPatterns` was reached. */
-  patternOverflow: number;
-}
-
-export type { RecorderWarning } from './warnings.js';
-
-/** The samples file `ttl-advisor report` reads when given no `--db`. */
-export const DEFAULT_DB_PATH = 'ttl-samples.db';
-
-const DEFAULTS = Object.freeze({
-  flushIntervalMs: 1000,
-  flushBatchSize: 5000,
-  maxBufferedSamples: 100_000,
-  rawSampleRate: 1,
-  maxPatterns: 1000,
-  busyTimeoutMs: 1000,
-  flushTimeoutMs: 5000,
-});
+import { encodeBatch, transferList } from './writer/batch.js';
+import { SHARED, type FromWriter, type ToWriter, type WriterInit } from './writer/protocol.js';
+import { spawnWriterThread } from './writer/spawn.js';
 
 // Batches handed to the writer thread and not yet written; bounds memory beyond the queue.
 const MAX_BATCHES_IN_FLIGHT = 2;
@@ -95,7 +35,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   readonly path: string;
   readonly instance: string;
 
-  private readonly options: Required<Omit<SqliteRecorderOptions, 'onWarning' | 'patterns' | 'instance' | 'path'>>;
+  private readonly options: ResolvedRecorderOptions;
   private readonly templates: string[];
 
   private queue: LockSample[] = [];
@@ -120,26 +60,10 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
 
   constructor(options: SqliteRecorderOptions) {
     super();
-    if (options === null || typeof options !== 'object') {
-      throw new ConfigError(`Expected SqliteRecorder options to be an object, got \`${String(options)}\``);
-    }
-    if (typeof options.path !== 'string' || options.path === '') {
-      throw new ConfigError(`Expected \`path\` to be a non-empty string, got \`${String(options.path)}\``);
-    }
-    this.path = options.path;
-    this.instance = options.instance ?? `${hostname()}:${process.pid}`;
-    if (typeof this.instance !== 'string' || this.instance === '') {
-      throw new ConfigError(`Expected \`instance\` to be a non-empty string, got \`${String(options.instance)}\``);
-    }
-    this.options = {
-      flushIntervalMs: positiveInteger('flushIntervalMs', options.flushIntervalMs, DEFAULTS.flushIntervalMs),
-      flushBatchSize: positiveInteger('flushBatchSize', options.flushBatchSize, DEFAULTS.flushBatchSize),
-      maxBufferedSamples: positiveInteger('maxBufferedSamples', options.maxBufferedSamples, DEFAULTS.maxBufferedSamples),
-      maxPatterns: positiveInteger('maxPatterns', options.maxPatterns, DEFAULTS.maxPatterns),
-      busyTimeoutMs: nonNegativeInteger('busyTimeoutMs', options.busyTimeoutMs, DEFAULTS.busyTimeoutMs),
-      flushTimeoutMs: nonNegativeInteger('flushTimeoutMs', options.flushTimeoutMs, DEFAULTS.flushTimeoutMs),
-      rawSampleRate: fraction('rawSampleRate', options.rawSampleRate, DEFAULTS.rawSampleRate),
-    };
+    const resolved = resolveRecorderOptions(options);
+    this.path = resolved.path;
+    this.instance = resolved.instance;
+    this.options = resolved;
     this.warnings = new WarnOnce(this, options.onWarning);
     this.templates = [...(options.patterns ?? [])];
     compileTemplates(this.templates); // validates now; the writer thread compiles its own
@@ -329,9 +253,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
         templates: this.templates,
         shared: this.shared,
       };
-      const worker = RUNNING_FROM_SOURCE
-        ? new Worker(SOURCE_BOOTSTRAP, { eval: true, workerData: init })
-        : new Worker(BUILT_WRITER, { workerData: init });
+      const worker = spawnWriterThread(init);
       worker.unref();
       worker.on('message', (message: FromWriter) => this.onWriterMessage(message));
       worker.on('error', (error) => {
@@ -401,10 +323,3 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.warnings.warn(kind, message, cause);
   }
 }
-
-// Built: the compiled writer-thread.js beside this file. Run from TypeScript sources (the tests),
-// the .ts is loaded through tsx, registered inside the thread (a worker does not inherit loader hooks).
-const BUILT_WRITER = new URL('./writer-thread.js', import.meta.url);
-const SOURCE_WRITER = new URL('./writer-thread.ts', import.meta.url);
-const RUNNING_FROM_SOURCE = !existsSync(fileURLToPath(BUILT_WRITER)) && existsSync(fileURLToPath(SOURCE_WRITER));
-const SOURCE_BOOTSTRAP = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(SOURCE_WRITER.href)}); });`;

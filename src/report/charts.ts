@@ -1,6 +1,9 @@
 import type { TopLevelSpec } from 'vega-lite';
-import type { Analysis, PatternAnalysis } from '../analyze/analyze.js';
-import { formatMs, printable, VERDICT_COLOR, VERDICT_LABEL } from './format.js';
+import type { Analysis } from '../analyze/analyze.js';
+import type { PatternAnalysis } from '../analyze/summarize.js';
+import { printable, truncate } from '../text.js';
+import { formatMs } from '../units.js';
+import { VERDICT_COLOR, VERDICT_LABEL } from './verdict-style.js';
 
 /**
  * The report's charts as vega-lite specs: data first, pictures second. Each
@@ -19,8 +22,7 @@ const base = {
 
 /** A pattern shortened for an axis label (the full text is in the tables). */
 export function chartLabel(pattern: string): string {
-  const text = printable(pattern);
-  return text.length > LABEL_LIMIT ? text.slice(0, LABEL_LIMIT - 1) + '…' : text;
+  return truncate(printable(pattern), LABEL_LIMIT);
 }
 
 /** Current vs recommended TTL for every pattern, with p99, on a log axis. */

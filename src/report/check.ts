@@ -1,6 +1,7 @@
 import type { Analysis } from '../analyze/analyze.js';
 import type { CheckResult, CheckRow } from '../policy/check.js';
-import { formatCount, formatMs, VERDICT_LABEL, VERDICT_MARK } from './format.js';
+import { formatCount, formatMs } from '../units.js';
+import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 import { describeRun, markdownCode } from './markdown.js';
 
 function change(row: CheckRow): string {

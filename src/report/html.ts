@@ -1,9 +1,12 @@
-import type { Analysis, PatternAnalysis } from '../analyze/analyze.js';
-import { MIN_SAMPLES_FOR_P99 } from '../analyze/analyze.js';
+import type { Analysis } from '../analyze/analyze.js';
+import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
+import type { PatternAnalysis } from '../analyze/summarize.js';
+import { escapeHtml, printable } from '../text.js';
+import { formatCount, formatMs, formatTime } from '../units.js';
 import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
 import { describeRun } from './markdown.js';
-import { escapeHtml, formatCount, formatMs, formatTime, printable, VERDICT_COLOR, VERDICT_LABEL } from './format.js';
 import { renderSvg } from './render-svg.js';
+import { VERDICT_COLOR, VERDICT_LABEL } from './verdict-style.js';
 
 // No script, no remote anything: the page is one self-contained file.
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";

@@ -1,5 +1,7 @@
 import type { Analysis } from '../analyze/analyze.js';
-import { formatCount, formatMs, formatSpan, formatTime, printable, VERDICT_LABEL, VERDICT_MARK } from './format.js';
+import { printable } from '../text.js';
+import { formatCount, formatMs, formatSpan, formatTime } from '../units.js';
+import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 
 /** A pattern as a Markdown code span that survives pipes, backticks and control characters in a GFM table. */
 export function markdownCode(text: string): string {

@@ -1,8 +1,11 @@
 import Database from 'better-sqlite3';
 import { copyFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { analyze, MIN_SAMPLES_FOR_P99, type PatternAnalysis } from '../../src/analyze/analyze.js';
-import { BUCKET_MS, SCHEMA_VERSION } from '../../src/record/schema.js';
+import { analyze } from '../../src/analyze/analyze.js';
+import { MIN_SAMPLES_FOR_P99 } from '../../src/analyze/confidence.js';
+import type { PatternAnalysis } from '../../src/analyze/summarize.js';
+import { BUCKET_MS } from '../../src/store/rollup.js';
+import { SCHEMA_VERSION } from '../../src/store/schema.js';
 import { DatabaseError } from '../../src/errors.js';
 import { DEMO_START_MS } from '../../fixtures/generate.js';
 import { queryDb } from '../helpers/db.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { minSamplesForQuantile, normalQuantile, upperBoundRank } from '../../src/analyze/confidence.js';
 import { recommendTtl, resolveRecommendationPolicy } from '../../src/analyze/recommend.js';
-import { parseTime } from '../../src/analyze/time.js';
+import { parseTime } from '../../src/cli/args.js';
 
 describe('recommendTtl: max(floor, multiplier × p99), rounded up to a step', () => {
   const policy = resolveRecommendationPolicy();

@@ -8,8 +8,10 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { dailyLoad, random } from '../../fixtures/generate.js';
 import { RedisStreamSink, StreamCollector } from '../../src/index.js';
-import { Histogram, encodeRollup, highestValueAt, lowestValueAt, bucketIndexOf } from '../../src/record/histogram.js';
-import { openForWriting } from '../../src/record/schema.js';
+import { bucketIndexOf, highestValueAt, lowestValueAt } from '../../src/store/histogram/buckets.js';
+import { encodeRollup } from '../../src/store/histogram/codec.js';
+import { Histogram } from '../../src/store/histogram/histogram.js';
+import { openForWriting } from '../../src/store/schema.js';
 import { startRedisServer } from '../helpers/redis-server.js';
 import { log, median, round } from './stats.js';
 

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SqliteRecorder } from '../../src/index.js';
-import { SCHEMA_V1_DDL, SCHEMA_VERSION } from '../../src/record/schema.js';
+import { SCHEMA_V1_DDL, SCHEMA_VERSION } from '../../src/store/schema.js';
 import { queryDb } from '../helpers/db.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,4 +1,5 @@
-import { run, type Io } from '../../src/cli/program.js';
+import type { Io } from '../../src/cli/io.js';
+import { run } from '../../src/cli/program.js';
 
 /** Runs the CLI in-process with captured output. */
 export async function runCli(args: string[], now = Date.now()): Promise<{ code: number; stdout: string; stderr: string }> {

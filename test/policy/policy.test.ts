@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
-import { DEFAULT_POLICY_TTL_MS, formatPolicy, loadTtlPolicy, parsePolicy, PolicyFileError, TtlPolicy } from '../../src/policy/policy.js';
+import { ConfigError, PolicyFileError } from '../../src/errors.js';
+import { DEFAULT_POLICY_TTL_MS, formatPolicy, loadTtlPolicy, parsePolicy, TtlPolicy } from '../../src/policy/policy.js';
 import { unifiedDiff } from '../../src/policy/diff.js';
 import { tempDir } from '../helpers/temp.js';
 

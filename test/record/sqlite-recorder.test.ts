@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SqliteRecorder, type LockSample, type RecorderWarning } from '../../src/index.js';
-import { Histogram } from '../../src/record/histogram.js';
-import { SCHEMA_VERSION } from '../../src/record/schema.js';
+import { Histogram } from '../../src/store/histogram/histogram.js';
+import { SCHEMA_VERSION } from '../../src/store/schema.js';
 import { countRows, queryDb, rollupTotal } from '../helpers/db.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -1,0 +1,182 @@
+import type { Outcome } from '../record/sample.js';
+import { DenseHistogram } from '../store/histogram/histogram.js';
+import { addEncodedRollup } from '../store/histogram/codec.js';
+import { HOUR_MS, formatMs } from '../units.js';
+import { MIN_SAMPLES_FOR_P99, upperBoundRank } from './confidence.js';
+import type { HourRow } from './read-rollups.js';
+import { recommendTtl, type RecommendationPolicy } from './recommend.js';
+import { verdictFor, type Verdict } from './verdict.js';
+
+export interface HourlyPoint {
+  /** Start of the hour, epoch ms. */
+  hourStartMs: number;
+  count: number;
+  p99Ms: number;
+}
+
+export interface DistributionBin {
+  lowMs: number;
+  highMs: number;
+  count: number;
+}
+
+/** Everything the report says about one key pattern. */
+export interface PatternAnalysis {
+  pattern: string;
+  /** Acquisition attempts of every outcome. */
+  count: number;
+  /** Acquisitions that won the lock and have a hold time. */
+  holdCount: number;
+  holdMs: { p50: number; p90: number; p99: number; p999: number; max: number; mean: number };
+  waitMs: { p50: number; p99: number };
+  outcomes: Record<Outcome, number>;
+  /** Critical sections that threw. */
+  threw: number;
+  /** The TTL in use: the most common value, and the range seen (ms). */
+  ttl: { currentMs: number; minMs: number; maxMs: number };
+  firstMs: number;
+  lastMs: number;
+  /** 95 % upper confidence bound of the hold-time p99 (ms); absent below {@link MIN_SAMPLES_FOR_P99} samples. */
+  p99UpperBoundMs: number | undefined;
+  recommendedTtlMs: number;
+  verdict: Verdict;
+  /** Readable notes: contention, few samples, expirations. */
+  hints: string[];
+  hourly: HourlyPoint[];
+  /** The hold-time distribution in log-spaced bins, for charts. */
+  distribution: DistributionBin[];
+}
+
+/** A wait p99 above this (ms), or more than {@link CONTENTION_NOT_ACQUIRED_RATE} failed acquisitions, suggests a too-broad key. */
+export const CONTENTION_WAIT_P99_MS = 100;
+export const CONTENTION_NOT_ACQUIRED_RATE = 0.01;
+
+/**
+ * One pattern's numbers from its rollup rows (in time order): percentiles,
+ * outcomes, the TTL in use, the hourly series, the recommendation and the verdict.
+ */
+export function summarize(pattern: string, rows: readonly HourRow[], policy: RecommendationPolicy): PatternAnalysis {
+  const hold = new DenseHistogram();
+  const wait = new DenseHistogram();
+  const ttls = new Map<number, number>();
+  const outcomes: Record<Outcome, number> = { released: 0, expired: 0, not_acquired: 0, error: 0 };
+  const hourly: HourlyPoint[] = [];
+  let count = 0;
+  let threw = 0;
+  let holdSumUs = 0;
+  let firstMs = Number.POSITIVE_INFINITY;
+  let lastMs = Number.NEGATIVE_INFINITY;
+
+  // Rows arrive in time order: build one hour's histogram at a time, then fold it into the total.
+  const hour = new DenseHistogram();
+  let hourStart = Number.NaN;
+  let hourCount = 0;
+  const closeHour = () => {
+    if (!Number.isNaN(hourStart)) {
+      hourly.push({ hourStartMs: hourStart, count: hourCount, p99Ms: hour.valueAtPercentile(99) / 1000 });
+      hold.add(hour);
+    }
+  };
+  for (const [bucketStartMs, rowCount, released, expired, notAcquired, error, rowThrew, rowHoldSumUs, , rowFirstMs, rowLastMs, hists] of rows) {
+    const rowHour = Math.floor(bucketStartMs / HOUR_MS) * HOUR_MS;
+    if (rowHour !== hourStart) {
+      closeHour();
+      hour.clear();
+      hourStart = rowHour;
+      hourCount = 0;
+    }
+    addEncodedRollup(hists, hour, wait, ttls);
+    hourCount += rowCount;
+    count += rowCount;
+    threw += rowThrew;
+    holdSumUs += rowHoldSumUs;
+    outcomes.released += released;
+    outcomes.expired += expired;
+    outcomes.not_acquired += notAcquired;
+    outcomes.error += error;
+    if (rowFirstMs < firstMs) firstMs = rowFirstMs;
+    if (rowLastMs > lastMs) lastMs = rowLastMs;
+  }
+  closeHour();
+
+  const holdCount = hold.totalCount;
+  const ms = (us: number) => us / 1000;
+  const p99Ms = ms(hold.valueAtPercentile(99));
+  const rank = upperBoundRank(holdCount);
+  const recommendedTtlMs = recommendTtl(p99Ms, policy);
+  const ttl = currentTtl(ttls);
+  const waitP99Ms = ms(wait.valueAtPercentile(99));
+
+  const verdict = verdictFor(ttl.currentMs, { expired: outcomes.expired, holdCount, recommendedTtlMs });
+
+  const hints: string[] = [];
+  if (outcomes.expired > 0) {
+    hints.push(`${outcomes.expired} lock(s) expired while the critical section still ran: another instance could enter.`);
+  }
+  if (holdCount < MIN_SAMPLES_FOR_P99) {
+    hints.push(`${holdCount} hold-time sample(s); ${MIN_SAMPLES_FOR_P99} are needed before p99 means anything at 95 % confidence.`);
+  }
+  const notAcquiredRate = count > 0 ? outcomes.not_acquired / count : 0;
+  if (waitP99Ms > CONTENTION_WAIT_P99_MS || notAcquiredRate > CONTENTION_NOT_ACQUIRED_RATE) {
+    hints.push(
+      `Contended: wait p99 ${formatMs(waitP99Ms)}, ${(notAcquiredRate * 100).toFixed(1)} % not acquired. ` +
+        'The key is probably too broad (one lock for everything); lock a finer key, e.g. per entity id.',
+    );
+  }
+  if (ttl.minMs !== ttl.maxMs) hints.push(`Several TTLs in use (${formatMs(ttl.minMs)}–${formatMs(ttl.maxMs)}); the most common is compared.`);
+
+  return {
+    pattern,
+    count,
+    holdCount,
+    holdMs: {
+      p50: ms(hold.valueAtPercentile(50)),
+      p90: ms(hold.valueAtPercentile(90)),
+      p99: p99Ms,
+      p999: ms(hold.valueAtPercentile(99.9)),
+      max: ms(hold.maxValue),
+      mean: holdCount > 0 ? ms(holdSumUs / holdCount) : 0,
+    },
+    waitMs: { p50: ms(wait.valueAtPercentile(50)), p99: waitP99Ms },
+    outcomes,
+    threw,
+    ttl,
+    firstMs: Number.isFinite(firstMs) ? firstMs : 0,
+    lastMs: Number.isFinite(lastMs) ? lastMs : 0,
+    p99UpperBoundMs: rank === undefined ? undefined : ms(hold.valueAtRank(rank)),
+    recommendedTtlMs,
+    verdict,
+    hints,
+    hourly,
+    distribution: logBins(hold),
+  };
+}
+
+function currentTtl(ttls: Map<number, number>): { currentMs: number; minMs: number; maxMs: number } {
+  let currentMs = 0;
+  let best = -1;
+  let minMs = Number.POSITIVE_INFINITY;
+  let maxMs = 0;
+  for (const [ttl, n] of ttls) {
+    if (n > best || (n === best && ttl < currentMs)) {
+      best = n;
+      currentMs = ttl;
+    }
+    if (ttl < minMs) minMs = ttl;
+    if (ttl > maxMs) maxMs = ttl;
+  }
+  return { currentMs, minMs: Number.isFinite(minMs) ? minMs : 0, maxMs };
+}
+
+/** Folds the histogram's fine buckets into about ten bins per decade, for a log-scale chart. */
+function logBins(histogram: DenseHistogram): DistributionBin[] {
+  const bins = new Map<number, DistributionBin>();
+  for (const bucket of histogram.buckets()) {
+    const valueMs = Math.max(bucket.lowUs, 1) / 1000;
+    const slot = Math.floor(Math.log10(valueMs) * 10);
+    let bin = bins.get(slot);
+    if (!bin) bins.set(slot, (bin = { lowMs: 10 ** (slot / 10), highMs: 10 ** ((slot + 1) / 10), count: 0 }));
+    bin.count += bucket.count;
+  }
+  return [...bins.values()].sort((a, b) => a.lowMs - b.lowMs);
+}

@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { applyRecommendations, DEFAULT_APPLY_MIN_CHANGE_PERCENT } from '../../policy/apply.js';
+import { unifiedDiff } from '../../policy/diff.js';
+import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy } from '../../policy/policy.js';
+import { formatMs } from '../../units.js';
+import { addAnalysisOptions, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
+import { writeFileAtomic, type Io } from '../io.js';
+
+interface ApplyCommandOptions extends AnalysisOptions {
+  policy: string;
+  dryRun?: boolean;
+  minChange: number;
+}
+
+/** `ttl-advisor apply`: writes the recommendations into the policy file and prints the diff. */
+export function registerApply(program: Command, io: Io): void {
+  addAnalysisOptions(
+    program
+      .command('apply')
+      .description('Write the recommended TTLs into the policy file (pinned entries untouched) and print the diff.'),
+  )
+    .option('--policy <file>', 'the TTL policy file', DEFAULT_POLICY_PATH)
+    .option('--dry-run', 'print the diff without writing')
+    .option('--min-change <percent>', 'leave TTLs alone whose recommendation differs by less than this', nonNegativeNumber('--min-change'), DEFAULT_APPLY_MIN_CHANGE_PERCENT)
+    .action((options: ApplyCommandOptions) => {
+      const policy = loadTtlPolicy(options.policy);
+      const before = readFileSync(options.policy, 'utf8');
+      const analysis = runAnalysis(options, io);
+      const { document, changes } = applyRecommendations(analysis, policy, { minChangePercent: options.minChange });
+      if (changes.length === 0) {
+        io.stdout(`${options.policy}: no changes; every TTL matches the data within ${options.minChange} %.\n`);
+        return;
+      }
+      const after = formatPolicy(document);
+      io.stdout(unifiedDiff(before, after, options.policy));
+      for (const c of changes) {
+        io.stdout(`${c.fromMs === undefined ? 'added' : 'changed'} ${c.pattern}: ${c.fromMs === undefined ? '' : `${formatMs(c.fromMs)} → `}${formatMs(c.toMs)}\n`);
+      }
+      if (options.dryRun) {
+        io.stdout('(dry run: nothing written)\n');
+        return;
+      }
+      writeFileAtomic(options.policy, after);
+      io.stdout(`wrote ${options.policy}\n`);
+    });
+}

@@ -1,0 +1,39 @@
+import { Option, type Command } from 'commander';
+import { checkPolicy } from '../../policy/check.js';
+import { DEFAULT_POLICY_PATH, loadTtlPolicy } from '../../policy/policy.js';
+import { renderCheckJson, renderCheckMarkdown } from '../../report/check.js';
+import { addAnalysisOptions, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
+import type { Io, RunState } from '../io.js';
+
+interface CheckCommandOptions extends AnalysisOptions {
+  policy: string;
+  format: 'md' | 'json';
+  strict?: boolean;
+  failOnInsufficientData?: boolean;
+  minChange?: number;
+}
+
+/** `ttl-advisor check`: the policy file against the data, for a PR; exit 1 when a TTL must rise or a lock expired. */
+export function registerCheck(program: Command, io: Io, state: RunState): void {
+  addAnalysisOptions(
+    program
+      .command('check')
+      .description('Compare the TTLs in a policy file with the data; Markdown for a PR comment. Exit 1 when a TTL must rise or a lock expired.'),
+  )
+    .option('--policy <file>', 'the TTL policy file', DEFAULT_POLICY_PATH)
+    .addOption(new Option('--format <format>', 'output format').choices(['md', 'json']).default('md'))
+    .option('--strict', 'also fail on TTLs more than 3× the recommendation')
+    .option('--fail-on-insufficient-data', 'fail when a configured pattern has too few samples for a p99')
+    .option('--min-change <percent>', 'hide (and do not fail on) moves smaller than this', nonNegativeNumber('--min-change'))
+    .action((options: CheckCommandOptions) => {
+      const policy = loadTtlPolicy(options.policy);
+      const analysis = runAnalysis(options, io);
+      const result = checkPolicy(analysis, policy, {
+        strict: options.strict,
+        failOnInsufficientData: options.failOnInsufficientData,
+        minChangePercent: options.minChange,
+      });
+      io.stdout(options.format === 'json' ? renderCheckJson(result, analysis) : renderCheckMarkdown(result, analysis));
+      state.exitCode = result.exitCode;
+    });
+}

@@ -1,0 +1,73 @@
+import { Option, type Command } from 'commander';
+import { Redis } from 'ioredis';
+import { TtlAdvisorError } from '../../errors.js';
+import { COLLECTOR_DEFAULTS, StreamCollector } from '../../fleet/collector.js';
+import { positiveNumber } from '../args.js';
+import type { Io } from '../io.js';
+import { redactUrl, requireRedisUrl } from '../redis.js';
+
+interface CollectCommandOptions {
+  redis?: string;
+  db: string;
+  stream: string;
+  group: string;
+  consumer?: string;
+  claimIdleMs: number;
+  progressMs: number;
+}
+
+/** `ttl-advisor collect`: the fleet's stream into one central file, until SIGTERM/SIGINT. */
+export function registerCollect(program: Command, io: Io): void {
+  program
+    .command('collect')
+    .description('Read the samples that RedisStreamSinks send to a Redis stream into one central SQLite file, until SIGTERM/SIGINT.')
+    .addOption(new Option('--redis <url>', 'Redis URL').env('REDIS_URL'))
+    .requiredOption('--db <file>', 'the central samples database (created if absent)')
+    .option('--stream <key>', 'the stream the sinks write to', COLLECTOR_DEFAULTS.stream)
+    .option('--group <name>', 'consumer group shared by all collectors', COLLECTOR_DEFAULTS.group)
+    .option('--consumer <name>', "this collector's name in the group (default: host:pid)")
+    .option('--claim-idle-ms <ms>', 'claim entries another collector left unacknowledged this long', positiveNumber('--claim-idle-ms'), COLLECTOR_DEFAULTS.claimIdleMs)
+    .option('--progress-ms <ms>', 'how often to report progress on stderr', positiveNumber('--progress-ms'), COLLECTOR_DEFAULTS.progressIntervalMs)
+    .action(async (options: CollectCommandOptions) => {
+      const url = requireRedisUrl(options.redis);
+      const shown = redactUrl(url);
+      // The collector blocks in XREADGROUP, so it gets a connection of its own; reconnects by itself if Redis restarts.
+      const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
+      redis.on('error', () => undefined);
+      try {
+        await redis.connect();
+      } catch (error) {
+        redis.disconnect();
+        throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${(error as Error).message}`);
+      }
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+      const collector = new StreamCollector(redis, {
+        db: options.db,
+        stream: options.stream,
+        group: options.group,
+        consumer: options.consumer,
+        claimIdleMs: Math.round(options.claimIdleMs),
+        progressIntervalMs: Math.round(options.progressMs),
+        onProgress: (p) =>
+          io.stderr(
+            `collected ${p.entries} entries (${p.entriesPerSecond.toFixed(1)}/s), ${p.samples} locks; ${p.duplicates} redelivered, ${p.claimed} claimed, ${p.bad} bad; lag ${p.lag ?? '?'}, pending ${p.pending ?? '?'}\n`,
+          ),
+        onBadEntry: (id, error) => io.stderr(`skipped stream entry ${id}: ${error.message}\n`),
+        onRedisError: (error) => io.stderr(`redis: ${error.message}; retrying\n`),
+      });
+      try {
+        const totals = await collector.run(stop.signal);
+        io.stderr(`stopped: ${totals.entries} entries, ${totals.samples} locks collected into ${options.db}\n`);
+      } catch (error) {
+        if (error instanceof TtlAdvisorError) throw error;
+        throw new TtlAdvisorError(`collect from ${shown} failed: ${(error as Error).message}`);
+      } finally {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
+        redis.disconnect();
+      }
+    });
+}

@@ -1,0 +1,65 @@
+import type { DatabaseStats } from '../../store/stats.js';
+import { printable } from '../../text.js';
+import { formatCount, formatTime } from '../../units.js';
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+/** `ttl-advisor stats` for people. */
+export function renderStatsText(all: readonly DatabaseStats[]): string {
+  return all
+    .map((s) => {
+      const lines = [
+        `${printable(s.path)}`,
+        `  schema version   ${s.schemaVersion}`,
+        `  file size        ${formatBytes(s.bytes)}`,
+        `  samples          ${formatCount(s.samples)} (${formatCount(s.rawRows)} raw rows, ${formatCount(s.rollupRows)} rollup rows)`,
+        `  patterns         ${formatCount(s.patterns)}`,
+        `  instances        ${formatCount(s.instances)}`,
+        `  time range       ${s.firstMs === undefined ? 'no samples yet' : `${formatTime(s.firstMs)} → ${formatTime(s.lastMs!)}`}`,
+        `  dropped          ${formatCount(s.dropped)}${s.recorders.length === 0 ? ' (not recorded by this file’s version)' : ''}`,
+      ];
+      if (s.recentHours.length > 0) {
+        lines.push('  samples per hour (newest first)');
+        for (const h of s.recentHours) lines.push(`    ${formatTime(h.hourStartMs)}  ${formatCount(h.samples).padStart(12)}`);
+      }
+      if (s.recorders.length > 0) {
+        lines.push('  recorders (newest first)');
+        for (const r of s.recorders.slice(0, 10)) {
+          lines.push(
+            `    ${printable(r.instance)}  updated ${formatTime(r.updatedMs)}  recorded ${formatCount(r.recorded)}  written ${formatCount(r.written)}  dropped ${formatCount(r.dropped)}`,
+          );
+        }
+        if (s.recorders.length > 10) lines.push(`    … and ${s.recorders.length - 10} more`);
+      }
+      return lines.join('\n');
+    })
+    .join('\n\n') + '\n';
+}
+
+/** `ttl-advisor stats --format json`. */
+export function renderStatsJson(all: readonly DatabaseStats[]): string {
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  return (
+    JSON.stringify(
+      {
+        version: 1,
+        databases: all.map((s) => ({
+          ...s,
+          firstAt: iso(s.firstMs),
+          lastAt: iso(s.lastMs),
+          firstMs: undefined,
+          lastMs: undefined,
+          recentHours: s.recentHours.map((h) => ({ hour: iso(h.hourStartMs), samples: h.samples })),
+          recorders: s.recorders.map((r) => ({ ...r, updatedAt: iso(r.updatedMs), updatedMs: undefined })),
+        })),
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}

@@ -1,0 +1,25 @@
+import type { Analysis } from '../../analyze/analyze.js';
+import { VERDICT_LABEL } from '../../report/verdict-style.js';
+import { displayWidth, pad, printable, truncate } from '../../text.js';
+import { formatCount, formatMs } from '../../units.js';
+
+const MAX_PATTERN_WIDTH = 48;
+
+/** A compact plain-text table for the terminal. */
+export function renderTable(analysis: Analysis): string {
+  if (analysis.patterns.length === 0) return 'No samples in the window yet.\n';
+  const header = ['pattern', 'samples', 'p99', 'current TTL', 'recommended', 'verdict'];
+  const rows = analysis.patterns.map((p) => [
+    truncate(printable(p.pattern), MAX_PATTERN_WIDTH),
+    formatCount(p.count),
+    formatMs(p.holdMs.p99),
+    formatMs(p.ttl.currentMs),
+    formatMs(p.recommendedTtlMs),
+    VERDICT_LABEL[p.verdict],
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => displayWidth(r[i]!))));
+  const right = new Set([1, 2, 3, 4]);
+  const line = (cells: string[]) =>
+    cells.map((c, i) => pad(c, widths[i]!, right.has(i) ? 'right' : 'left')).join('  ').trimEnd();
+  return [line(header), line(widths.map((w) => '─'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+}

@@ -1,0 +1,84 @@
+import { addEncodedRollup, encodeRollup } from '../store/histogram/codec.js';
+import { Histogram } from '../store/histogram/histogram.js';
+import type { DeltaBatch } from '../store/input.js';
+import type { RollupDelta } from '../store/rollup.js';
+
+/**
+ * One batch a `RedisStreamSink` sends: an instance's rollup deltas since its
+ * previous batch, plus sampled raw rows. `(instance, epoch, seq)` identifies
+ * it, so a collector applies it exactly once however often it is delivered.
+ * `epoch` is random per sink, so a restarted process never reuses a sequence.
+ */
+export type StreamBatch = DeltaBatch;
+
+export const STREAM_ENTRY_VERSION = '1';
+
+/** The entry's fields for XADD: `v`, `instance`, `epoch`, `seq`, `data` (JSON). */
+export function encodeStreamBatch(batch: StreamBatch): string[] {
+  const data = JSON.stringify({
+    r: batch.rollups.map((d) => [
+      d.pattern,
+      d.bucketStartMs,
+      d.count,
+      d.outcomes,
+      d.threw,
+      d.holdSumUs,
+      d.waitSumUs,
+      d.firstTsMs,
+      d.lastTsMs,
+      encodeRollup(d.hold, d.wait, d.ttls).toString('base64'),
+    ]),
+    s: batch.raw,
+  });
+  return ['v', STREAM_ENTRY_VERSION, 'instance', batch.instance, 'epoch', batch.epoch, 'seq', String(batch.seq), 'data', data];
+}
+
+/** Parses an entry's fields back; throws `TypeError` or `RangeError` on anything malformed. */
+export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
+  const map = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!);
+  if (map.get('v') !== STREAM_ENTRY_VERSION) throw new TypeError(`unknown stream entry version ${JSON.stringify(map.get('v'))}`);
+  const instance = map.get('instance');
+  const epoch = map.get('epoch');
+  const seq = Number(map.get('seq'));
+  if (!instance || !epoch || !Number.isSafeInteger(seq)) throw new TypeError('stream entry without instance, epoch or seq');
+  const data = JSON.parse(map.get('data') ?? 'null') as { r?: unknown[]; s?: unknown[] } | null;
+  if (!data || !Array.isArray(data.r) || !Array.isArray(data.s)) throw new TypeError('stream entry without rollups');
+  const rollups = data.r.map((row) => {
+    const [pattern, bucketStartMs, count, outcomes, threw, holdSumUs, waitSumUs, firstTsMs, lastTsMs, hists] = row as [
+      string, number, number, [number, number, number, number], number, number, number, number, number, string,
+    ];
+    if (typeof pattern !== 'string' || !Array.isArray(outcomes) || outcomes.length !== 4 || typeof hists !== 'string') {
+      throw new TypeError('malformed rollup in stream entry');
+    }
+    const delta: RollupDelta<string, string> = {
+      pattern,
+      instance,
+      bucketStartMs: num(bucketStartMs),
+      count: num(count),
+      outcomes: outcomes.map(num) as [number, number, number, number],
+      threw: num(threw),
+      holdSumUs: num(holdSumUs),
+      waitSumUs: num(waitSumUs),
+      firstTsMs: num(firstTsMs),
+      lastTsMs: num(lastTsMs),
+      hold: new Histogram(),
+      wait: new Histogram(),
+      ttls: new Map(),
+    };
+    addEncodedRollup(Buffer.from(hists, 'base64'), delta.hold, delta.wait, delta.ttls);
+    return delta;
+  });
+  const raw = data.s.map((row) => {
+    if (!Array.isArray(row) || row.length !== 7 || typeof row[1] !== 'string' || typeof row[2] !== 'string') {
+      throw new TypeError('malformed raw sample in stream entry');
+    }
+    return [num(row[0]), row[1], row[2], Number(row[3]), num(row[4]), num(row[5]), num(row[6])] as StreamBatch['raw'][number];
+  });
+  return { instance, epoch, seq, rollups, raw };
+}
+
+function num(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new TypeError('non-numeric field in stream entry');
+  return value;
+}

@@ -1,0 +1,48 @@
+import type { EncodedBatch } from '../../store/input.js';
+
+/** What the recorder hands its writer thread at start. */
+export interface WriterInit {
+  path: string;
+  instance: string;
+  rawSampleRate: number;
+  maxPatterns: number;
+  busyTimeoutMs: number;
+  templates: string[];
+  shared: SharedArrayBuffer;
+}
+
+/** The recorder's own counters when it sent a batch, stored with it for `ttl-advisor stats`. */
+export interface RecorderCounters {
+  recorded: number;
+  /** Dropped before reaching the writer (buffer full, invalid, closed). */
+  droppedBeforeWriter: number;
+}
+
+export type ToWriter = { type: 'batch'; batch: EncodedBatch; counters: RecorderCounters } | { type: 'close'; timeoutMs: number };
+
+export interface WriterWarning {
+  kind: 'open-failed' | 'write-failed' | 'pattern-overflow';
+  message: string;
+}
+
+export type FromWriter = { type: 'progress' } | { type: 'closed' } | { type: 'warning'; warning: WriterWarning };
+
+/**
+ * Layout of the memory shared with the writer thread. The writer keeps running
+ * totals there, so the recorder's counters are exact even while its own event
+ * loop is blocked (in `closeSync`), and it can wait on `progress` with Atomics.
+ */
+export const SHARED = Object.freeze({
+  // Int32 slots
+  flagSlots: 2,
+  progress: 0,
+  closed: 1,
+  // Float64 slots, after the Int32 ones
+  totalsOffset: 8,
+  totalSlots: 4,
+  written: 0,
+  rawWritten: 1,
+  dropped: 2,
+  patternOverflow: 3,
+  bytes: 8 + 4 * 8,
+});

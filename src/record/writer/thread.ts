@@ -1,0 +1,137 @@
+// The recorder's writer thread: owns the SQLite connection, so that disk I/O,
+// fsyncs, checkpoints and lock waits never run on the service's event loop.
+import { parentPort, workerData } from 'node:worker_threads';
+import { compileTemplates, resolvePattern } from '../../keys/pattern.js';
+import type { EncodedBatch } from '../../store/input.js';
+import { openForWriting, type Db } from '../../store/schema.js';
+import { SampleWriter } from '../../store/writer.js';
+import { SHARED, type RecorderCounters, type ToWriter, type WriterInit, type WriterWarning } from './protocol.js';
+
+const init = workerData as WriterInit;
+const flags = new Int32Array(init.shared, 0, SHARED.flagSlots);
+const totals = new Float64Array(init.shared, SHARED.totalsOffset, SHARED.totalSlots);
+const templates = compileTemplates(init.templates);
+
+// Another process holding the write lock: try again, up to the close deadline.
+const TRANSIENT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY']);
+const RETRY_DELAY_MS = 25;
+
+let db: Db | undefined;
+let writer: SampleWriter | undefined;
+const queue: { batch: EncodedBatch; counters: RecorderCounters }[] = [];
+let working = false;
+let closeDeadline = Number.POSITIVE_INFINITY;
+let closing = false;
+
+parentPort!.on('message', (message: ToWriter) => {
+  if (message.type === 'batch') queue.push({ batch: message.batch, counters: message.counters });
+  else {
+    closing = true;
+    closeDeadline = Date.now() + message.timeoutMs;
+  }
+  work();
+});
+
+function work(): void {
+  if (working) return;
+  working = true;
+  try {
+    while (queue.length > 0) {
+      const outcome = writeOne(queue[0]!);
+      if (outcome === 'busy') {
+        if (Date.now() < closeDeadline) {
+          setTimeout(() => {
+            working = false;
+            work();
+          }, RETRY_DELAY_MS);
+          return;
+        }
+        drop(queue[0]!.batch.count);
+      }
+      queue.shift();
+      wake();
+    }
+    if (closing) finish();
+  } finally {
+    working = false;
+  }
+}
+
+function writeOne({ batch, counters }: { batch: EncodedBatch; counters: RecorderCounters }): 'written' | 'busy' | 'dropped' {
+  let opening = !writer;
+  try {
+    if (!writer) {
+      db = openForWriting(init.path, init.busyTimeoutMs);
+      writer = new SampleWriter(db, {
+        instance: init.instance,
+        rawSampleRate: init.rawSampleRate,
+        maxPatterns: init.maxPatterns,
+        patternOf: (key) => resolvePattern(key, templates),
+      });
+    }
+    opening = false;
+    const result = writer.write(batch, {
+      recorded: counters.recorded,
+      written: totals[SHARED.written]! + batch.count,
+      dropped: counters.droppedBeforeWriter + totals[SHARED.dropped]!,
+    });
+    totals[SHARED.rawWritten] = totals[SHARED.rawWritten]! + result.raw;
+    if (result.patternOverflow > 0) {
+      totals[SHARED.patternOverflow] = totals[SHARED.patternOverflow]! + result.patternOverflow;
+      warn({
+        kind: 'pattern-overflow',
+        message: `More than ${init.maxPatterns} key patterns; further ones are recorded as {other}`,
+      });
+    }
+    // Last, so that the main thread never sees a batch as written before its details.
+    totals[SHARED.written] = totals[SHARED.written]! + result.written;
+    return 'written';
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? '';
+    if (TRANSIENT_CODES.has(code)) return 'busy';
+    const reason = (error as Error).message;
+    warn(
+      opening
+        ? { kind: 'open-failed', message: `Cannot open samples database ${init.path}: ${reason}` }
+        : { kind: 'write-failed', message: `Cannot write samples to ${init.path}: ${reason}` },
+    );
+    drop(batch.count);
+    // The connection may be unusable (file replaced, disk gone): reopen for the next batch.
+    closeDb();
+    return 'dropped';
+  }
+}
+
+function drop(count: number): void {
+  totals[SHARED.dropped] = totals[SHARED.dropped]! + count;
+}
+
+function warn(warning: WriterWarning): void {
+  parentPort!.postMessage({ type: 'warning', warning });
+}
+
+/** Tells the main thread that totals changed: by message if its loop runs, by futex if it waits in closeSync. */
+function wake(): void {
+  Atomics.add(flags, SHARED.progress, 1);
+  Atomics.notify(flags, SHARED.progress);
+  parentPort!.postMessage({ type: 'progress' });
+}
+
+function closeDb(): void {
+  try {
+    db?.close();
+  } catch {
+    // nothing left to save on a broken connection
+  }
+  db = undefined;
+  writer = undefined;
+}
+
+function finish(): void {
+  closeDb();
+  Atomics.store(flags, SHARED.closed, 1);
+  Atomics.add(flags, SHARED.progress, 1);
+  Atomics.notify(flags, SHARED.progress);
+  parentPort!.postMessage({ type: 'closed' });
+  parentPort!.close();
+}

@@ -1,0 +1,167 @@
+import { MAX_INDEX } from './buckets.js';
+
+/**
+ * The byte format of histograms and rollup blobs in the samples database.
+ *
+ * Why not hdr-histogram-js's own serialization: its compressed format inflates
+ * and allocates a dense counts array (tens of thousands of slots) per decode.
+ * Lock durations cluster in a few hundred buckets, so we store only the
+ * non-empty buckets as varints; merging thousands of rollups for a report then
+ * costs microseconds each.
+ *
+ * A histogram (all integers unsigned LEB128 varints):
+ *   version(=1) · totalCount · minValue · maxValue · bucketCount · (indexDelta · count) × bucketCount
+ * Exact counts (the TTLs in use):
+ *   bucketCount · (valueDelta · count) × bucketCount
+ * A rollup blob: hold-time histogram ‖ wait-time histogram ‖ TTL counts.
+ */
+
+const CODEC_VERSION = 1;
+
+/** What a histogram hands the encoder: its totals and its non-empty buckets in ascending index order. */
+export interface EncodableHistogram {
+  readonly totalCount: number;
+  readonly minValue: number;
+  readonly maxValue: number;
+  /** Number of non-empty buckets. */
+  readonly bucketCount: number;
+  /** Calls `visit` for each non-empty bucket, ascending by index. */
+  forEachBucket(visit: (index: number, count: number) => void): void;
+}
+
+/** Where a decoder puts what it reads. */
+export interface DecodeTarget {
+  addAt(index: number, count: number): void;
+  addSummary(total: number, min: number, max: number): void;
+}
+
+/** Encodes one histogram. */
+export function encodeHistogram(histogram: EncodableHistogram): Buffer {
+  const writer = new VarintWriter(16 + histogram.bucketCount * 4);
+  writer.write(CODEC_VERSION);
+  writer.write(histogram.totalCount);
+  writer.write(histogram.totalCount === 0 ? 0 : histogram.minValue);
+  writer.write(histogram.maxValue);
+  writer.write(histogram.bucketCount);
+  let previous = 0;
+  histogram.forEachBucket((index, count) => {
+    writer.write(index - previous);
+    writer.write(count);
+    previous = index;
+  });
+  return writer.finish();
+}
+
+/** Decodes one histogram at `offset` into `target`; returns the offset past it. Throws on a malformed blob. */
+export function decodeHistogramInto(bytes: Uint8Array, offset: number, target: DecodeTarget): number {
+  const reader = new VarintReader(bytes, offset);
+  const version = reader.read();
+  if (version !== CODEC_VERSION) throw new RangeError(`Unknown histogram encoding version ${version}`);
+  const total = reader.read();
+  const min = reader.read();
+  const max = reader.read();
+  const buckets = reader.read();
+  let index = 0;
+  let sum = 0;
+  for (let i = 0; i < buckets; i++) {
+    index += reader.read();
+    if (index > MAX_INDEX) throw new RangeError('Corrupt histogram: bucket index out of range');
+    const count = reader.read();
+    sum += count;
+    target.addAt(index, count);
+  }
+  if (sum !== total) throw new RangeError('Corrupt histogram: bucket counts do not add up');
+  target.addSummary(total, min, max);
+  return reader.offset;
+}
+
+/**
+ * Encodes exact value → count pairs (used for the TTLs in use, which must stay
+ * exact): bucketCount · (valueDelta · count) × bucketCount, as varints.
+ */
+export function encodeCounts(counts: ReadonlyMap<number, number>): Buffer {
+  const values = [...counts.keys()].sort((a, b) => a - b);
+  const writer = new VarintWriter(4 + values.length * 6);
+  writer.write(values.length);
+  let previous = 0;
+  for (const value of values) {
+    writer.write(value - previous);
+    writer.write(counts.get(value)!);
+    previous = value;
+  }
+  return writer.finish();
+}
+
+/** Adds counts encoded by {@link encodeCounts}, at `offset`, into `into`; returns the offset past them. Throws on a malformed blob. */
+export function addEncodedCounts(bytes: Uint8Array, into: Map<number, number>, offset = 0): number {
+  const reader = new VarintReader(bytes, offset);
+  const n = reader.read();
+  let value = 0;
+  for (let i = 0; i < n; i++) {
+    value += reader.read();
+    into.set(value, (into.get(value) ?? 0) + reader.read());
+  }
+  return reader.offset;
+}
+
+/**
+ * A rollup's three distributions in one blob, so a reader fetches one value per
+ * row: hold-time histogram ‖ wait-time histogram ‖ TTL counts.
+ */
+export function encodeRollup(hold: EncodableHistogram, wait: EncodableHistogram, ttls: ReadonlyMap<number, number>): Buffer {
+  return Buffer.concat([encodeHistogram(hold), encodeHistogram(wait), encodeCounts(ttls)]);
+}
+
+/** Adds a blob made by {@link encodeRollup} into the given accumulators. Throws on a malformed blob. */
+export function addEncodedRollup(bytes: Uint8Array, hold: DecodeTarget, wait: DecodeTarget, ttls: Map<number, number>): void {
+  const end = addEncodedCounts(bytes, ttls, decodeHistogramInto(bytes, decodeHistogramInto(bytes, 0, hold), wait));
+  if (end !== bytes.length) throw new RangeError('Corrupt rollup: trailing bytes');
+}
+
+class VarintWriter {
+  private buffer: Buffer;
+  private length = 0;
+
+  constructor(capacity: number) {
+    this.buffer = Buffer.allocUnsafe(capacity);
+  }
+
+  write(value: number): void {
+    if (this.length + 8 > this.buffer.length) {
+      const bigger = Buffer.allocUnsafe(this.buffer.length * 2 + 16);
+      this.buffer.copy(bigger, 0, 0, this.length);
+      this.buffer = bigger;
+    }
+    let v = value;
+    // Arithmetic rather than bitwise shifts: counts may exceed 2^32 in a fleet-wide merge.
+    while (v >= 0x80) {
+      this.buffer[this.length++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    this.buffer[this.length++] = v;
+  }
+
+  finish(): Buffer {
+    return Buffer.from(this.buffer.subarray(0, this.length));
+  }
+}
+
+class VarintReader {
+  constructor(
+    private readonly bytes: Uint8Array,
+    public offset = 0,
+  ) {}
+
+  read(): number {
+    let result = 0;
+    let scale = 1;
+    for (;;) {
+      if (this.offset >= this.bytes.length) throw new RangeError('Corrupt histogram: truncated');
+      const byte = this.bytes[this.offset++]!;
+      result += (byte & 0x7f) * scale;
+      if (byte < 0x80) return result;
+      scale *= 0x80;
+      if (scale > 2 ** 56) throw new RangeError('Corrupt histogram: varint too long');
+    }
+  }
+}

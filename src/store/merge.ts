@@ -1,0 +1,91 @@
+import { resolve } from 'node:path';
+import { DatabaseError } from '../errors.js';
+import { rebuildFleetRollups, rollupValuesSql } from './rollup.js';
+import { openForReading, openForWriting, schemaVersionOf } from './schema.js';
+
+export interface MergeResult {
+  inputs: number;
+  instances: number;
+  rollupRows: number;
+  rawRows: number;
+}
+
+/**
+ * Merges samples databases into `outPath` (created or migrated as needed).
+ *
+ * Data is merged per instance: an instance's rollups and raw rows in the output
+ * are replaced by those of the input that has it. Per-instance files (the usual
+ * case) therefore add up, merging the same input twice changes nothing, and
+ * merging a file again after it recorded more brings the output up to date.
+ * Every input is checked before anything is written; each input is merged in
+ * one transaction. Inputs may be of any schema version up to this code's.
+ */
+export function mergeDatabases(outPath: string, inputPaths: readonly string[]): MergeResult {
+  const inputs = inputPaths.map((path) => {
+    if (resolve(path) === resolve(outPath)) throw new DatabaseError(path, `${path} is the output; it cannot also be an input`);
+    const db = openForReading(path);
+    const version = schemaVersionOf(db);
+    db.close();
+    return { path, version };
+  });
+  const out = openForWriting(outPath, 5000);
+  const result: MergeResult = { inputs: inputs.length, instances: 0, rollupRows: 0, rawRows: 0 };
+  try {
+    for (const input of inputs) {
+      out.prepare('ATTACH DATABASE ? AS src').run(input.path);
+      try {
+        out.transaction(() => {
+          out.exec(`
+            INSERT OR IGNORE INTO patterns (pattern) SELECT pattern FROM src.patterns;
+            INSERT OR IGNORE INTO instances (instance) SELECT instance FROM src.instances;
+            CREATE TEMP TABLE merge_instances AS
+              SELECT si.id AS src_id, i.id AS out_id FROM src.instances si JOIN main.instances i ON i.instance = si.instance;
+            CREATE TEMP TABLE merge_patterns AS
+              SELECT sp.id AS src_id, p.id AS out_id FROM src.patterns sp JOIN main.patterns p ON p.pattern = sp.pattern;
+            INSERT OR IGNORE INTO series (pattern_id, instance_id, ttl_ms)
+              SELECT mp.out_id, mi.out_id, ss.ttl_ms FROM src.series ss
+                JOIN merge_patterns mp ON mp.src_id = ss.pattern_id JOIN merge_instances mi ON mi.src_id = ss.instance_id;
+            CREATE TEMP TABLE merge_series AS
+              SELECT ss.id AS src_id, s.id AS out_id FROM src.series ss
+                JOIN merge_patterns mp ON mp.src_id = ss.pattern_id JOIN merge_instances mi ON mi.src_id = ss.instance_id
+                JOIN main.series s ON s.pattern_id = mp.out_id AND s.instance_id = mi.out_id AND s.ttl_ms = ss.ttl_ms;
+          `);
+          // Replace, per instance: what the output had for these instances came from an earlier merge of them.
+          out.exec(`
+            DELETE FROM main.rollups WHERE instance_id IN (SELECT out_id FROM merge_instances);
+            DELETE FROM main.raw_samples WHERE series_id IN
+              (SELECT id FROM main.series WHERE instance_id IN (SELECT out_id FROM merge_instances));
+          `);
+          result.rollupRows += out
+            .prepare(
+              `INSERT INTO main.rollups (pattern_id, bucket_start_ms, instance_id, ${rollupValuesSql()})
+               SELECT mp.out_id, r.bucket_start_ms, mi.out_id, ${rollupValuesSql('r.')}
+                 FROM src.rollups r JOIN merge_patterns mp ON mp.src_id = r.pattern_id JOIN merge_instances mi ON mi.src_id = r.instance_id`,
+            )
+            .run().changes;
+          result.rawRows += out
+            .prepare(
+              `INSERT INTO main.raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags)
+               SELECT r.ts_ms, r.key, ms.out_id, r.hold_us, r.wait_us, r.flags FROM src.raw_samples r JOIN merge_series ms ON ms.src_id = r.series_id`,
+            )
+            .run().changes;
+          if (input.version >= 2) {
+            out.exec(`
+              INSERT OR REPLACE INTO main.recorder_stats (instance_id, updated_ms, recorded, written, dropped)
+                SELECT mi.out_id, s.updated_ms, s.recorded, s.written, s.dropped FROM src.recorder_stats s JOIN merge_instances mi ON mi.src_id = s.instance_id;
+            `);
+          }
+          result.instances += (out.prepare('SELECT count(*) AS n FROM merge_instances').get() as { n: number }).n;
+          out.exec('DROP TABLE merge_instances; DROP TABLE merge_patterns; DROP TABLE merge_series;');
+        }).immediate();
+      } finally {
+        out.exec('DETACH DATABASE src');
+      }
+    }
+    // Instances were replaced, not added to: the sums over instances are recomputed.
+    out.transaction(() => rebuildFleetRollups(out)).immediate();
+    return result;
+  } finally {
+    out.close();
+  }
+}

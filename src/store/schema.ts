@@ -1,0 +1,209 @@
+import type Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { DatabaseError } from '../errors.js';
+import { BUCKET_MS, rebuildFleetRollups } from './rollup.js';
+
+/**
+ * The samples database. Its schema is public: users query it with the
+ * `sqlite3` shell, and README documents it. It is versioned with
+ * `PRAGMA user_version`; each entry of {@link MIGRATIONS} moves a database one
+ * version forward, and a database newer than this code is refused.
+ */
+
+export const SCHEMA_VERSION = 4;
+
+const MIGRATIONS: readonly string[] = [
+  // 0 → 1
+  `
+  CREATE TABLE meta (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE patterns (
+    id      INTEGER PRIMARY KEY,
+    pattern TEXT NOT NULL UNIQUE
+  );
+
+  CREATE TABLE instances (
+    id       INTEGER PRIMARY KEY,
+    instance TEXT NOT NULL UNIQUE
+  );
+
+  -- One row per (pattern, instance, TTL): raw rows point here instead of repeating three columns.
+  CREATE TABLE series (
+    id          INTEGER PRIMARY KEY,
+    pattern_id  INTEGER NOT NULL REFERENCES patterns(id),
+    instance_id INTEGER NOT NULL REFERENCES instances(id),
+    ttl_ms      INTEGER NOT NULL,
+    UNIQUE (pattern_id, instance_id, ttl_ms)
+  );
+
+  -- flags = outcome (0 released, 1 expired, 2 not_acquired, 3 error) | threw << 2 | attempts << 3
+  CREATE TABLE raw_samples (
+    ts_ms     INTEGER NOT NULL,
+    key       TEXT    NOT NULL,
+    series_id INTEGER NOT NULL REFERENCES series(id),
+    hold_us   INTEGER,
+    wait_us   INTEGER NOT NULL,
+    flags     INTEGER NOT NULL
+  );
+
+  CREATE TABLE rollups (
+    pattern_id      INTEGER NOT NULL REFERENCES patterns(id),
+    bucket_start_ms INTEGER NOT NULL,
+    instance_id     INTEGER NOT NULL REFERENCES instances(id),
+    count           INTEGER NOT NULL,
+    released        INTEGER NOT NULL,
+    expired         INTEGER NOT NULL,
+    not_acquired    INTEGER NOT NULL,
+    error           INTEGER NOT NULL,
+    threw           INTEGER NOT NULL,
+    hold_sum_us     INTEGER NOT NULL,
+    wait_sum_us     INTEGER NOT NULL,
+    first_ts_ms     INTEGER NOT NULL,
+    last_ts_ms      INTEGER NOT NULL,
+    -- hold-time histogram ‖ wait-time histogram ‖ TTL counts (see README)
+    hists           BLOB    NOT NULL,
+    PRIMARY KEY (pattern_id, bucket_start_ms, instance_id)
+  ) WITHOUT ROWID;
+
+  CREATE VIEW samples AS
+    SELECT r.ts_ms, r.key, p.pattern, r.hold_us, r.wait_us, r.flags >> 3 AS attempts, s.ttl_ms,
+           CASE r.flags & 3 WHEN 0 THEN 'released' WHEN 1 THEN 'expired'
+                            WHEN 2 THEN 'not_acquired' ELSE 'error' END AS outcome,
+           (r.flags >> 2) & 1 AS threw, i.instance
+      FROM raw_samples r
+      JOIN series    s ON s.id = r.series_id
+      JOIN patterns  p ON p.id = s.pattern_id
+      JOIN instances i ON i.id = s.instance_id;
+  `,
+  // 1 → 2: each recorder's counters, so `ttl-advisor stats` can show dropped samples.
+  `
+  CREATE TABLE recorder_stats (
+    instance_id INTEGER PRIMARY KEY REFERENCES instances(id),
+    updated_ms  INTEGER NOT NULL,
+    recorded    INTEGER NOT NULL,
+    written     INTEGER NOT NULL,
+    dropped     INTEGER NOT NULL
+  );
+  `,
+  // 2 → 3: stream batches already applied by \`ttl-advisor collect\`, so a redelivered batch is never counted twice.
+  `
+  CREATE TABLE stream_batches (
+    instance_id INTEGER NOT NULL REFERENCES instances(id),
+    epoch       TEXT    NOT NULL,
+    seq         INTEGER NOT NULL,
+    applied_ms  INTEGER NOT NULL,
+    PRIMARY KEY (instance_id, epoch, seq)
+  ) WITHOUT ROWID;
+  `,
+  // 3 → 4: rollups summed over instances, kept up to date by every writer, so a
+  // report over a fleet reads one row per pattern and hour (filled by rebuildFleetRollups).
+  `
+  CREATE TABLE fleet_rollups (
+    pattern_id      INTEGER NOT NULL REFERENCES patterns(id),
+    bucket_start_ms INTEGER NOT NULL,
+    count           INTEGER NOT NULL,
+    released        INTEGER NOT NULL,
+    expired         INTEGER NOT NULL,
+    not_acquired    INTEGER NOT NULL,
+    error           INTEGER NOT NULL,
+    threw           INTEGER NOT NULL,
+    hold_sum_us     INTEGER NOT NULL,
+    wait_sum_us     INTEGER NOT NULL,
+    first_ts_ms     INTEGER NOT NULL,
+    last_ts_ms      INTEGER NOT NULL,
+    hists           BLOB    NOT NULL,
+    PRIMARY KEY (pattern_id, bucket_start_ms)
+  ) WITHOUT ROWID;
+  `,
+];
+
+export type Db = Database.Database;
+
+// The native addon loads on the first database opened, not on import: a service
+// that only locks, or sends samples to a stream, never loads it.
+let sqlite: typeof Database | undefined;
+function openDatabase(path: string, options: Database.Options): Db {
+  sqlite ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  return new sqlite(path, options);
+}
+
+/** The DDL that creates schema version 1 alone; tests build old files with it to exercise migrations. */
+export const SCHEMA_V1_DDL = MIGRATIONS[0]!;
+
+/** Opens (creating if needed) a samples database for writing and brings its schema up to date. */
+export function openForWriting(path: string, busyTimeoutMs: number): Db {
+  const db = openDatabase(path, { timeout: busyTimeoutMs });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    migrate(db, path);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/** The schema version of an open database (`PRAGMA user_version`). */
+export function schemaVersionOf(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/**
+ * Opens an existing samples database read-only. Throws {@link DatabaseError} when
+ * it is missing, not SQLite, not a ttl-advisor database, or newer than this code.
+ */
+export function openForReading(path: string): Db {
+  if (!existsSync(path)) throw new DatabaseError(path, `No samples database at ${path}`);
+  let db: Db;
+  try {
+    db = openDatabase(path, { readonly: true, fileMustExist: true });
+  } catch (error) {
+    throw new DatabaseError(path, `Cannot open ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new DatabaseError(
+        path,
+        `${path} has schema version ${version}, newer than this ttl-advisor understands (${SCHEMA_VERSION}); upgrade ttl-advisor`,
+      );
+    }
+    if (version < 1) throw new DatabaseError(path, `${path} is not a ttl-advisor samples database`);
+    // Older versions are read as they are (readers only use what every version has, or check);
+    // a recorder of this version migrates the file when it next writes to it.
+    return db;
+  } catch (error) {
+    db.close();
+    if (error instanceof DatabaseError) throw error;
+    throw new DatabaseError(path, `${path} is not a readable SQLite database: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+function migrate(db: Db, path: string): void {
+  // IMMEDIATE takes the write lock first, so two processes creating one file don't both migrate it.
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new DatabaseError(
+        path,
+        `${path} has schema version ${version}, newer than this ttl-advisor understands (${SCHEMA_VERSION})`,
+      );
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) {
+      db.exec(MIGRATIONS[v]!);
+      if (v === 0) {
+        db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run('bucket_ms', String(BUCKET_MS));
+        db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run('created_at', new Date().toISOString());
+      }
+      if (v === 3) rebuildFleetRollups(db);
+    }
+    if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

@@ -1,0 +1,76 @@
+import { statSync } from 'node:fs';
+import { BUCKET_MS } from './rollup.js';
+import { openForReading, schemaVersionOf } from './schema.js';
+
+/** What a samples database holds: the way to confirm sampling works minutes after deploying. */
+export interface DatabaseStats {
+  path: string;
+  schemaVersion: number;
+  /** File size, including the WAL file next to it (bytes). */
+  bytes: number;
+  rawRows: number;
+  rollupRows: number;
+  /** Samples counted by the rollups (every lock, even when raw rows are sampled). */
+  samples: number;
+  patterns: number;
+  instances: number;
+  firstMs: number | undefined;
+  lastMs: number | undefined;
+  /** Samples per hour for the most recent hours with data, newest first. */
+  recentHours: { hourStartMs: number; samples: number }[];
+  /** Per recorder instance: its own counters, when the file records them (schema ≥ 2). */
+  recorders: { instance: string; updatedMs: number; recorded: number; written: number; dropped: number }[];
+  /** Sum of the recorders' dropped samples. */
+  dropped: number;
+}
+
+/** Reads the counts of one samples database. Throws `DatabaseError` as `analyze` does. */
+export function databaseStats(path: string, recentHourCount = 6): DatabaseStats {
+  const db = openForReading(path);
+  try {
+    const schemaVersion = schemaVersionOf(db);
+    const one = <T>(sql: string, ...params: unknown[]) => db.prepare(sql).get(...params) as T;
+    const totals = one<{ rows: number; samples: number | null; first: number | null; last: number | null }>(
+      'SELECT count(*) AS rows, sum(count) AS samples, min(first_ts_ms) AS first, max(last_ts_ms) AS last FROM rollups',
+    );
+    const recentHours = (
+      db
+        .prepare('SELECT bucket_start_ms AS b, sum(count) AS n FROM rollups GROUP BY bucket_start_ms ORDER BY bucket_start_ms DESC LIMIT ?')
+        .all(recentHourCount) as { b: number; n: number }[]
+    ).map((r) => ({ hourStartMs: Math.floor(r.b / BUCKET_MS) * BUCKET_MS, samples: r.n }));
+    const recorders =
+      schemaVersion >= 2
+        ? (
+            db
+              .prepare(
+                `SELECT i.instance, s.updated_ms, s.recorded, s.written, s.dropped
+                   FROM recorder_stats s JOIN instances i ON i.id = s.instance_id ORDER BY s.updated_ms DESC`,
+              )
+              .all() as { instance: string; updated_ms: number; recorded: number; written: number; dropped: number }[]
+          ).map((r) => ({ instance: r.instance, updatedMs: r.updated_ms, recorded: r.recorded, written: r.written, dropped: r.dropped }))
+        : [];
+    let bytes = statSync(path).size;
+    try {
+      bytes += statSync(`${path}-wal`).size;
+    } catch {
+      // no WAL file: nothing is being written right now
+    }
+    return {
+      path,
+      schemaVersion,
+      bytes,
+      rawRows: one<{ n: number }>('SELECT count(*) AS n FROM raw_samples').n,
+      rollupRows: totals.rows,
+      samples: totals.samples ?? 0,
+      patterns: one<{ n: number }>('SELECT count(*) AS n FROM patterns').n,
+      instances: one<{ n: number }>('SELECT count(*) AS n FROM instances').n,
+      firstMs: totals.first ?? undefined,
+      lastMs: totals.last ?? undefined,
+      recentHours,
+      recorders,
+      dropped: recorders.reduce((sum, r) => sum + r.dropped, 0),
+    };
+  } finally {
+    db.close();
+  }
+}

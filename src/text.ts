@@ -1,0 +1,50 @@
+/**
+ * Untrusted text (lock keys, patterns, tokens, instance names) made safe to
+ * show, and laid out for terminals. A leaf module: it imports nothing of ours.
+ */
+
+/**
+ * Control characters (newlines, escapes, NUL) are shown as `\u{…}` so they
+ * cannot break a table, a terminal or a log line.
+ */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+}
+
+/** Escapes text for HTML element content and quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * At most `maxCodePoints` code points: a longer text is cut and ends in `…`.
+ * Counting code points, not UTF-16 units, never splits an emoji or another
+ * character outside the Basic Multilingual Plane in half.
+ */
+export function truncate(text: string, maxCodePoints: number): string {
+  // Fast path: a string no longer in UTF-16 units than the limit has no more code points either.
+  if (text.length <= maxCodePoints) return text;
+  const points = Array.from(text);
+  return points.length <= maxCodePoints ? text : points.slice(0, Math.max(0, maxCodePoints - 1)).join('') + '…';
+}
+
+/** Columns a string takes in a terminal: East Asian wide characters and emoji take two. */
+export function displayWidth(text: string): number {
+  let width = 0;
+  for (const char of text) {
+    const c = char.codePointAt(0)!;
+    const wide =
+      (c >= 0x1100 && c <= 0x115f) || (c >= 0x2e80 && c <= 0xa4cf) || (c >= 0xac00 && c <= 0xd7a3) ||
+      (c >= 0xf900 && c <= 0xfaff) || (c >= 0xfe30 && c <= 0xfe4f) || (c >= 0xff00 && c <= 0xff60) ||
+      (c >= 0xffe0 && c <= 0xffe6) || (c >= 0x1f300 && c <= 0x1faff) || (c >= 0x20000 && c <= 0x3fffd);
+    width += wide ? 2 : 1;
+  }
+  return width;
+}
+
+/** Pads to a display width (see {@link displayWidth}), on the right or the left. */
+export function pad(text: string, width: number, align: 'left' | 'right' = 'left'): string {
+  const fill = ' '.repeat(Math.max(0, width - displayWidth(text)));
+  return align === 'left' ? text + fill : fill + text;
+}

@@ -1,0 +1,42 @@
+/** Time units and how durations are shown to people. A leaf module: it imports nothing of ours. */
+
+export const SECOND_MS = 1000;
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+export const WEEK_MS = 604_800_000;
+
+/**
+ * Milliseconds (possibly fractional, possibly not a number at all) as whole
+ * microseconds, the unit durations are stored in; anything that is not a finite
+ * positive number becomes 0.
+ */
+export function toMicros(ms: unknown): number {
+  const us = Math.round(Number(ms) * 1000);
+  return Number.isFinite(us) && us > 0 ? us : 0;
+}
+
+/** Milliseconds for people: `850 µs`, `12.3 ms`, `4.2 s`, `3 min`. */
+export function formatMs(ms: number): string {
+  if (ms < 1) return `${Math.round(ms * 1000)} µs`;
+  if (ms < 100) return `${Number(ms.toFixed(1))} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < MINUTE_MS) return `${Number((ms / 1000).toFixed(2))} s`;
+  return `${Number((ms / MINUTE_MS).toFixed(1))} min`;
+}
+
+/** A duration in hours or minutes: `48.0 h`, `35 min`. */
+export function formatSpan(ms: number): string {
+  const hours = ms / HOUR_MS;
+  return hours >= 1 ? `${hours.toFixed(1)} h` : `${Math.round(ms / MINUTE_MS)} min`;
+}
+
+/** A count with thousands separators: 12,345. */
+export function formatCount(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+/** A UTC time to the minute: `2026-11-30 08:00 UTC`. */
+export function formatTime(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+}

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { formatMs, formatSpan, toMicros } from '../src/units.js';
+
+describe('units', () => {
+  it.each([
+    [0.25, '250 µs'],
+    [12.34, '12.3 ms'],
+    [402.6, '403 ms'],
+    [5402.6, '5.4 s'],
+    [16_300, '16.3 s'],
+    [300_000, '5 min'],
+  ])('formatMs(%d) = %s', (ms, text) => {
+    expect(formatMs(ms)).toBe(text);
+  });
+
+  it('formats spans in hours or minutes', () => {
+    expect(formatSpan(48 * 3_600_000)).toBe('48.0 h');
+    expect(formatSpan(35 * 60_000)).toBe('35 min');
+  });
+
+  it('stores durations as whole microseconds, and anything else as 0', () => {
+    expect(toMicros(12.3456)).toBe(12_346);
+    expect(toMicros(-5)).toBe(0);
+    expect(toMicros('x')).toBe(0);
+    expect(toMicros(Number.NaN)).toBe(0);
+  });
+});
