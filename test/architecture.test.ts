@@ -1,0 +1,210 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisServer } from './helpers/redis-server.js';
+
+/**
+ * The rules the tree keeps (DESIGN.md), read off the imports of src/: a folder
+ * per stage of a sample's path, imports that only follow that path.
+ */
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+const MAX_LINES = 330;
+
+interface Edge {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [relative(SRC, path)] : [];
+  });
+}
+
+/** Every import and re-export of our own modules, static or dynamic, with whether only types cross it. */
+function importsOf(file: string, text: string): Edge[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
+  const edges: Edge[] = [];
+  const add = (specifier: string, typeOnly: boolean) => {
+    if (!specifier.startsWith('.')) return;
+    const to = relative(SRC, resolve(SRC, dirname(file), specifier)).replace(/\.js$/, '.ts');
+    edges.push({ from: file, to, typeOnly });
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      const named = clause?.namedBindings;
+      const allNamedTypes = named !== undefined && ts.isNamedImports(named) && named.elements.every((e) => e.isTypeOnly);
+      add(node.moduleSpecifier.text, clause !== undefined && (clause.isTypeOnly || (allNamedTypes && clause.name === undefined)));
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      add(node.moduleSpecifier.text, node.isTypeOnly);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [arg] = node.arguments;
+      if (arg && ts.isStringLiteral(arg)) add(arg.text, false);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return edges;
+}
+
+/** `lock/redis-lock.ts` → `lock`; `index.ts`, the public door, stands alone; any other file at src/'s root → `.` (a leaf module). */
+function folderOf(file: string): string {
+  if (file === 'index.ts') return 'index';
+  const slash = file.indexOf('/');
+  return slash === -1 ? '.' : file.slice(0, slash);
+}
+
+const files = sourceFiles(SRC);
+const texts = new Map(files.map((f) => [f, readFileSync(join(SRC, f), 'utf8')]));
+const edges = files.flatMap((f) => importsOf(f, texts.get(f)!));
+const crossing = edges.filter((e) => folderOf(e.from) !== folderOf(e.to));
+
+function violations(from: string, forbidden: readonly string[], allow: (e: Edge) => boolean = () => false): string[] {
+  return crossing
+    .filter((e) => folderOf(e.from) === from && forbidden.includes(folderOf(e.to)) && !allow(e))
+    .map((e) => `${e.from} → ${e.to}`);
+}
+
+/** Cycles in a directed graph, each as the path that closes it. */
+function cyclesOf(graph: Map<string, Set<string>>): string[][] {
+  const cycles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const walk = (node: string) => {
+    state.set(node, 'open');
+    path.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') cycles.push([...path.slice(path.indexOf(next)), next]);
+      else if (!state.has(next)) walk(next);
+    }
+    path.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) walk(node);
+  return cycles;
+}
+
+function graphOf(list: readonly Edge[], key: (file: string) => string): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const e of list) {
+    const [a, b] = [key(e.from), key(e.to)];
+    if (a === b) continue;
+    if (!graph.has(a)) graph.set(a, new Set());
+    graph.get(a)!.add(b);
+  }
+  return graph;
+}
+
+describe('architecture: the imports of src/', () => {
+  it('reads a real import graph (control: the parser sees the lock importing its options)', () => {
+    expect(files.length).toBeGreaterThan(40);
+    expect(edges).toContainEqual({ from: 'lock/redis-lock.ts', to: 'lock/options.ts', typeOnly: false });
+    expect(edges).toContainEqual({ from: 'lock/redis-lock.ts', to: 'record/sample.ts', typeOnly: true });
+    // The dynamic import that keeps vega out of JSON and Markdown reports is an edge too.
+    expect(edges).toContainEqual({ from: 'report/index.ts', to: 'report/html.ts', typeOnly: false });
+    // And the rule checks bite: pretend lock/ imported store/.
+    const fake: Edge = { from: 'lock/x.ts', to: 'store/schema.ts', typeOnly: false };
+    crossing.push(fake);
+    try {
+      expect(violations('lock', ['store'])).toEqual(['lock/x.ts → store/schema.ts']);
+    } finally {
+      crossing.pop();
+    }
+  });
+
+  it('has no import cycle between folders', () => {
+    expect(cyclesOf(graphOf(crossing, folderOf))).toEqual([]);
+  });
+
+  it('has no import cycle between files, counting only imports that load code', () => {
+    expect(cyclesOf(graphOf(edges.filter((e) => !e.typeOnly), (f) => f))).toEqual([]);
+  });
+
+  it("keeps the lock's hot path free of analysis, policy, reports, SQLite and the fleet", () => {
+    expect(violations('lock', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli'])).toEqual([]);
+    // Of record/, only the Sample contract's types.
+    expect(violations('lock', ['record'], (e) => e.typeOnly && e.to === 'record/sample.ts')).toEqual([]);
+  });
+
+  it('keeps the store free of producers and consumers', () => {
+    expect(violations('store', ['record', 'fleet', 'analyze', 'report', 'policy', 'lock', 'inspect', 'cli'])).toEqual([]);
+  });
+
+  it('keeps analysis free of presentation', () => {
+    expect(violations('analyze', ['report', 'policy', 'cli'])).toEqual([]);
+  });
+
+  it('lets only cli/ import cli/', () => {
+    expect(crossing.filter((e) => folderOf(e.to) === 'cli').map((e) => e.from)).toEqual([]);
+  });
+
+  it('keeps the leaf modules at src/ free of folders', () => {
+    const leafImports = edges.filter((e) => folderOf(e.from) === '.' && folderOf(e.to) !== '.');
+    expect(leafImports.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
+  });
+
+  it(`keeps every source file under ${MAX_LINES} lines`, () => {
+    const long = files.filter((f) => texts.get(f)!.split('\n').length > MAX_LINES).map((f) => `${f}: ${texts.get(f)!.split('\n').length}`);
+    expect(long).toEqual([]);
+  });
+
+  it('lets only cli/ print or exit', () => {
+    const offenders = files.filter((f) => folderOf(f) !== 'cli' && /console\.(log|error|warn|info)|process\.exit\(|process\.std(out|err)\.write/.test(texts.get(f)!));
+    expect(offenders).toEqual([]);
+  });
+});
+
+const run = promisify(execFile);
+const SERVICE = fileURLToPath(new URL('./helpers/lean-service.ts', import.meta.url));
+const TRACKER = fileURLToPath(new URL('./helpers/track-loads.mjs', import.meta.url));
+
+describe('architecture: what a recording service loads at run time', () => {
+  let redis: RedisServer;
+  const dir = mkdtempSync(join(tmpdir(), 'ttl-advisor-lean-'));
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function loadsOf(mode: 'sqlite' | 'sink') {
+    const trackFile = join(dir, `${mode}.loads`);
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--import', TRACKER, SERVICE, mode, redis.url, join(dir, `${mode}.db`)], {
+      env: { ...process.env, TRACK_LOADS_FILE: trackFile },
+    });
+    const result = JSON.parse(stdout) as { written: number; sharedObjects: string[]; commonJs: string[] };
+    const esm = readFileSync(trackFile, 'utf8').split('\n').filter(Boolean);
+    return { ...result, modules: [...esm, ...result.commonJs] };
+  }
+
+  it('a service that sends samples to a stream loads no better-sqlite3 (and the control: one that records to SQLite does)', async () => {
+    const sink = await loadsOf('sink');
+    expect(sink.written).toBe(20);
+    expect(sink.sharedObjects.filter((o) => o.includes('better_sqlite3'))).toEqual([]);
+    expect(sink.modules.filter((m) => m.includes('better-sqlite3'))).toEqual([]);
+
+    const sqlite = await loadsOf('sqlite');
+    expect(sqlite.written).toBe(20);
+    expect(sqlite.sharedObjects.filter((o) => o.includes('better_sqlite3')).length).toBeGreaterThan(0);
+  });
+
+  it('a service that records to SQLite loads no vega, vega-lite or commander', async () => {
+    const { modules } = await loadsOf('sqlite');
+    // Control: the tracker sees modules, ours and the client's.
+    expect(modules.some((m) => m.includes('/src/lock/redis-lock.ts'))).toBe(true);
+    expect(modules.some((m) => m.includes('/node_modules/ioredis/'))).toBe(true);
+    expect(modules.filter((m) => /\/node_modules\/(vega|vega-lite|commander)\//.test(m))).toEqual([]);
+  });
+});

@@ -1,0 +1,23 @@
+// A service that only locks and records, as a user would write it: imports the
+// package root, takes locks with one recorder, then reports what the process
+// loaded. argv: sqlite|sink <redis url> <db path>
+import { createRequire } from 'node:module';
+import { Redis } from 'ioredis';
+import { RedisStreamSink, SqliteRecorder, withLock } from '../../src/index.js';
+
+const [mode, url, path] = process.argv.slice(2) as ['sqlite' | 'sink', string, string];
+const redis = new Redis(url);
+const recorder = mode === 'sink' ? new RedisStreamSink(redis, { flushIntervalMs: 50 }) : new SqliteRecorder({ path });
+for (let i = 0; i < 20; i++) {
+  await withLock(redis, `order:lock:product:${i % 3}`, async () => undefined, { ttlMs: 2000, recorder });
+}
+const stats = await recorder.close();
+await redis.quit();
+const report = process.report.getReport() as unknown as { sharedObjects: string[] };
+process.stdout.write(
+  JSON.stringify({
+    written: stats.written,
+    sharedObjects: report.sharedObjects,
+    commonJs: Object.keys(createRequire(import.meta.url).cache),
+  }),
+);
