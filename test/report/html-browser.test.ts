@@ -1,14 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
 import { buildDb } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 
-// Debian's chromium, never a downloaded browser; .ci/run installs it where missing.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(import.meta.dirname, '../artifacts');
 
 const dir = tempDir();
@@ -21,10 +20,7 @@ beforeAll(async () => {
   const { code } = await runCli(['report', '--db', db, '--out', out, '--format', 'html']);
   expect(code).toBe(0);
   reportUrl = pathToFileURL(join(out, 'ttl-report.html')).href;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => browser?.close());
 
