@@ -25,7 +25,7 @@ export { RedisLock } from './lock/redis-lock.js';
 export { withLock } from './lock/with-lock.js';
 export { LOCK_DEFAULTS } from './lock/options.js';
 export type { LockOptions, RetryOptions, LockLostEvent, TtlSource } from './lock/options.js';
-export type { LockClient } from './lock/client.js';
+export type { LockClient, IoredisLockClient, NodeRedisLockClient } from './lock/client.js';
 
 // 2. Key patterns
 export { patternOf, MAX_PATTERN_LENGTH, OVERFLOW_PATTERN } from './keys/pattern.js';
@@ -42,13 +42,13 @@ export type { FlushOnShutdownOptions, ClosableRecorder } from './record/shutdown
 
 // 4. A fleet: samples through a Redis stream to one collector
 export { RedisStreamSink, DEFAULT_STREAM, STREAM_SINK_DEFAULTS } from './fleet/stream-sink.js';
-export type { RedisStreamSinkOptions, StreamClient } from './fleet/stream-sink.js';
+export type { RedisStreamSinkOptions } from './fleet/stream-sink.js';
+export type { StreamClient } from './fleet/stream-client.js';
 export { StreamCollector, COLLECTOR_DEFAULTS } from './fleet/collector.js';
 export type { CollectorOptions, CollectorProgress } from './fleet/collector.js';
 
 // 5. The samples file
-export { BUCKET_MS } from './store/rollup.js';
-export { SCHEMA_VERSION } from './store/schema.js';
+export { BUCKET_MS, SCHEMA_VERSION } from './store/format.js';
 export { Histogram } from './store/histogram/histogram.js';
 export { mergeDatabases } from './store/merge.js';
 export type { MergeResult } from './store/merge.js';
@@ -80,6 +80,7 @@ export { REPORT_FORMATS } from './report/index.js';
 export type { ReportFormat } from './report/index.js';
 export { writeReports } from './report/write-reports.js';
 
-// Live locks
+// Live locks, and any client that can send a command (ioredis or node-redis)
+export type { RedisCommandClient } from './redis-client.js';
 export { listLocks } from './inspect/locks.js';
 export type { LiveLock, LiveLocks, ListLocksOptions } from './inspect/locks.js';

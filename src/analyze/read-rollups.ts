@@ -1,5 +1,6 @@
 import { globToRegExp } from '../keys/glob.js';
-import { BUCKET_MS, rollupValuesSql, type RollupValues } from '../store/rollup.js';
+import { BUCKET_MS } from '../store/format.js';
+import { rollupValuesSql, type RollupValues } from '../store/rollup.js';
 import type { Statement } from 'better-sqlite3';
 import { openForReading, schemaVersionOf, type Db } from '../store/schema.js';
 

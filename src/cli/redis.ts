@@ -1,5 +1,5 @@
-import { Cluster, Redis } from 'ioredis';
 import { TtlAdvisorError } from '../errors.js';
+import type { RedisCommandClient } from '../redis-client.js';
 
 /** A Redis URL with its password (and user) hidden, for messages. */
 export function redactUrl(url: string): string {
@@ -18,20 +18,46 @@ export function requireRedisUrl(url: string | undefined): string {
   return url;
 }
 
-/** Connects to the URL's server, or to the whole cluster when it is a Cluster node. Never prints the password. */
-export async function connectRedis(url: string): Promise<Redis | Cluster> {
+/** A connection the CLI opened, whichever client library made it. */
+export interface Connection {
+  client: RedisCommandClient;
+  close(): void;
+}
+
+/** How a command wants its connection: `inspect` fails fast, `follow` reconnects after a restart (for `collect`). */
+type Purpose = 'inspect' | 'follow';
+
+/**
+ * Connects with the Redis client the user installed: ioredis, or else node-redis
+ * (`redis`). `inspect` connections fail fast and, given a Cluster node, connect
+ * to the whole cluster; `follow` connections retry for ever. Never prints the password.
+ */
+export async function connectRedis(url: string, purpose: Purpose = 'inspect'): Promise<Connection> {
   const shown = redactUrl(url);
-  let redis: Redis;
+  const ioredis = await import('ioredis').catch(() => undefined);
+  if (ioredis) return connectIoredis(ioredis, url, shown, purpose);
+  const nodeRedis = await import('redis').catch(() => undefined);
+  if (nodeRedis) return connectNodeRedis(nodeRedis, url, shown, purpose);
+  throw new TtlAdvisorError('This command needs a Redis client: npm install ioredis (or redis)');
+}
+
+type IoredisModule = Pick<typeof import('ioredis'), 'Redis' | 'Cluster'>;
+
+async function connectIoredis(lib: IoredisModule, url: string, shown: string, purpose: Purpose): Promise<Connection> {
+  const { Redis, Cluster } = lib;
+  let redis: InstanceType<typeof Redis>;
   try {
-    redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 5000 });
+    redis =
+      purpose === 'follow'
+        ? new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true })
+        : new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 5000 });
   } catch (error) {
     throw new TtlAdvisorError(`Invalid Redis URL ${shown}: ${(error as Error).message}`);
   }
   redis.on('error', () => undefined);
   try {
     await redis.connect();
-    const info = await redis.info('cluster');
-    if (!/cluster_enabled:1/.test(info)) return redis;
+    if (purpose === 'follow' || !/cluster_enabled:1/.test(await redis.info('cluster'))) return { client: redis, close: () => redis.disconnect() };
   } catch (error) {
     redis.disconnect();
     throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${(error as Error).message}`);
@@ -43,5 +69,32 @@ export async function connectRedis(url: string): Promise<Redis | Cluster> {
     clusterRetryStrategy: () => null,
   });
   cluster.on('error', () => undefined);
-  return cluster;
+  return { client: cluster, close: () => cluster.disconnect() };
+}
+
+type NodeRedisModule = Pick<typeof import('redis'), 'createClient' | 'createCluster'>;
+
+async function connectNodeRedis(lib: NodeRedisModule, url: string, shown: string, purpose: Purpose): Promise<Connection> {
+  const client = lib.createClient({
+    url,
+    socket: purpose === 'follow' ? { reconnectStrategy: (retries) => Math.min(100 * retries, 2000) } : { reconnectStrategy: false, connectTimeout: 5000 },
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    if (purpose === 'follow' || !/cluster_enabled:1/.test(await client.info('cluster'))) return { client, close: () => client.destroy() };
+  } catch (error) {
+    client.destroy();
+    throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${(error as Error).message}`);
+  }
+  client.destroy();
+  const cluster = lib.createCluster({ rootNodes: [{ url }] });
+  cluster.on('error', () => undefined);
+  try {
+    await cluster.connect();
+  } catch (error) {
+    cluster.destroy();
+    throw new TtlAdvisorError(`Cannot connect to the Redis Cluster at ${shown}: ${(error as Error).message}`);
+  }
+  return { client: cluster, close: () => cluster.destroy() };
 }

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { patternOf } from '../keys/pattern.js';
 import { defaultInstanceId } from '../record/sample.js';
+import { fieldsOf, pairsOf, sendCommandOf, type RedisCommandClient, type SendCommand } from '../redis-client.js';
 import { openForWriting } from '../store/schema.js';
 import { SampleWriter } from '../store/writer.js';
 import { positiveInteger } from '../validate.js';
@@ -68,6 +68,15 @@ export const COLLECTOR_DEFAULTS = Object.freeze({
 
 type StreamEntries = [id: string, fields: string[] | null][];
 
+/** Stream entries from a reply, each with its fields as a flat [field, value, …] list (null for an entry deleted meanwhile). */
+function entriesOf(reply: unknown): StreamEntries {
+  if (!Array.isArray(reply)) return [];
+  return reply.map((entry) => {
+    const [id, fields] = entry as [unknown, unknown];
+    return [String(id), fields === null || fields === undefined ? null : pairsOf(fields).flatMap(([f, v]) => [String(f), String(v)])];
+  });
+}
+
 /**
  * Reads sink batches from a Redis stream through a consumer group into a
  * central SQLite file. An entry is acknowledged (XACK) only after the SQLite
@@ -76,7 +85,8 @@ type StreamEntries = [id: string, fields: string[] | null][];
  * redelivered entry is never counted twice. Several collectors may share the
  * group; entries left pending by a dead one are claimed after `claimIdleMs`.
  *
- * The Redis connection blocks in XREADGROUP: give the collector its own.
+ * The Redis connection blocks in XREADGROUP: give the collector its own. Any
+ * client works: ioredis `Redis` or `Cluster`, node-redis client or cluster.
  */
 export class StreamCollector {
   private readonly stream: string;
@@ -87,11 +97,13 @@ export class StreamCollector {
   private readonly claimIdleMs: number;
   private readonly progressIntervalMs: number;
   private readonly totals = { entries: 0, applied: 0, duplicates: 0, bad: 0, samples: 0, claimed: 0 };
+  private readonly send: SendCommand;
 
   constructor(
-    private readonly redis: Redis,
+    redis: RedisCommandClient,
     private readonly options: CollectorOptions,
   ) {
+    this.send = sendCommandOf(redis);
     const d = COLLECTOR_DEFAULTS;
     this.stream = options.stream ?? d.stream;
     this.group = options.group ?? d.group;
@@ -147,32 +159,30 @@ export class StreamCollector {
   private async ensureGroup(): Promise<void> {
     try {
       // From the stream's start: batches sent before the first collector ran are not lost.
-      await this.redis.xgroup('CREATE', this.stream, this.group, '0', 'MKSTREAM');
+      await this.send(['XGROUP', 'CREATE', this.stream, this.group, '0', 'MKSTREAM'], this.stream);
     } catch (error) {
       if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error;
     }
   }
 
   private async read(id: '0' | '>', block: boolean): Promise<StreamEntries> {
-    const args: (string | number)[] = ['GROUP', this.group, this.consumer, 'COUNT', this.batchSize];
+    const args: (string | number)[] = ['XREADGROUP', 'GROUP', this.group, this.consumer, 'COUNT', this.batchSize];
     if (block) args.push('BLOCK', this.blockMs);
     args.push('STREAMS', this.stream, id);
-    const reply = (await (this.redis.xreadgroup as (...a: (string | number)[]) => Promise<unknown>)(...args)) as
-      | [string, StreamEntries][]
-      | null;
-    return reply?.[0]?.[1] ?? [];
+    // One stream asked for: its entries are the first (and only) value of the stream → entries reply.
+    const [first] = pairsOf(await this.send(args, this.stream));
+    return entriesOf(first?.[1]);
   }
 
   private async claimAbandoned(writer: SampleWriter): Promise<void> {
     let cursor = '0-0';
     do {
-      const reply = (await this.redis.xautoclaim(this.stream, this.group, this.consumer, this.claimIdleMs, cursor, 'COUNT', this.batchSize)) as [
-        string,
-        StreamEntries,
-        string[]?,
-      ];
-      cursor = reply[0];
-      const entries = reply[1].filter(([, fields]) => fields !== null);
+      const reply = (await this.send(
+        ['XAUTOCLAIM', this.stream, this.group, this.consumer, this.claimIdleMs, cursor, 'COUNT', this.batchSize],
+        this.stream,
+      )) as [unknown, unknown];
+      cursor = String(reply[0]);
+      const entries = entriesOf(reply[1]).filter(([, fields]) => fields !== null);
       this.totals.claimed += entries.length;
       if (entries.length > 0) await this.handle(entries, writer);
     } while (cursor !== '0-0');
@@ -194,18 +204,17 @@ export class StreamCollector {
     this.totals.applied += result.applied;
     this.totals.duplicates += result.duplicates;
     this.totals.samples += result.samples;
-    await this.redis.xack(this.stream, this.group, ...entries.map(([id]) => id));
+    await this.send(['XACK', this.stream, this.group, ...entries.map(([id]) => id)], this.stream);
   }
 
   private async progress(started: number): Promise<CollectorProgress> {
     let lag: number | undefined;
     let pending: number | undefined;
     try {
-      const groups = (await this.redis.xinfo('GROUPS', this.stream)) as unknown[][];
+      const groups = (await this.send(['XINFO', 'GROUPS', this.stream], this.stream)) as unknown[];
       for (const g of groups) {
-        const info = new Map<string, unknown>();
-        for (let i = 0; i + 1 < g.length; i += 2) info.set(String(g[i]), g[i + 1]);
-        if (info.get('name') !== this.group) continue;
+        const info = fieldsOf(g);
+        if (String(info.get('name')) !== this.group) continue;
         lag = typeof info.get('lag') === 'number' ? (info.get('lag') as number) : undefined;
         pending = typeof info.get('pending') === 'number' ? (info.get('pending') as number) : undefined;
       }
@@ -221,8 +230,13 @@ export class StreamCollector {
 function isRedisError(error: unknown): boolean {
   const e = error as { name?: string; code?: string; message?: string };
   return (
+    // ioredis
     e?.name === 'ReplyError' ||
     e?.name === 'MaxRetriesPerRequestError' ||
+    // node-redis: its error classes set no name, so the class itself says what happened
+    /^(ErrorReply|SimpleError|BlobError|ClientClosedError|ClientOfflineError|SocketClosedUnexpectedlyError|ConnectionTimeoutError|ReconnectStrategyError|SocketTimeoutError)$/.test(
+      (error as object | undefined)?.constructor?.name ?? '',
+    ) ||
     /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)$/.test(e?.code ?? '') ||
     /Connection is closed|NOGROUP|LOADING/.test(e?.message ?? '')
   );

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { Redis } from 'ioredis';
 import { withDeadline } from '../deadline.js';
 import { ConfigError } from '../errors.js';
 import { OVERFLOW_PATTERN, compileTemplates, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
@@ -9,10 +8,8 @@ import { WarnOnce, type RecorderWarning } from '../record/warnings.js';
 import { addSample, bucketStartOf, newDelta, type RollupDelta } from '../store/rollup.js';
 import { toMicros } from '../units.js';
 import { fraction, positiveInteger } from '../validate.js';
+import { appendCommandOf, type AppendCommand, type StreamClient } from './stream-client.js';
 import { encodeStreamBatch, type StreamBatch } from './stream-entry.js';
-
-/** The Redis command a sink needs; `Redis` and `Cluster` from ioredis both fit. */
-export type StreamClient = Pick<Redis, 'xadd'>;
 
 /** Options of {@link RedisStreamSink}. */
 export interface RedisStreamSinkOptions {
@@ -94,13 +91,14 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   private readonly warnings: WarnOnce;
   private readonly keyPatterns = new Map<string, string>();
   private readonly knownPatterns = new Set<string>();
+  private readonly send: AppendCommand;
 
   constructor(
-    private readonly redis: StreamClient,
+    redis: StreamClient,
     options: RedisStreamSinkOptions = {},
   ) {
     super();
-    if (typeof redis?.xadd !== 'function') throw new ConfigError('Expected a Redis client with `xadd` (ioredis Redis or Cluster)');
+    this.send = appendCommandOf(redis);
     this.options = {
       stream: options.stream ?? STREAM_SINK_DEFAULTS.stream,
       flushIntervalMs: positiveInteger('flushIntervalMs', options.flushIntervalMs, STREAM_SINK_DEFAULTS.flushIntervalMs),
@@ -252,7 +250,7 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
       const next = this.pending[0]!;
       try {
         await withDeadline(
-          this.redis.xadd(this.stream, 'MAXLEN', '~', this.options.maxLen, '*', ...next.fields),
+          this.send(this.stream, this.options.maxLen, next.fields),
           this.options.commandTimeoutMs,
         );
       } catch (error) {

@@ -1,6 +1,13 @@
-import type { Cluster, Redis } from 'ioredis';
 import { patternOf } from '../keys/pattern.js';
-
+import {
+  isIoredisCluster,
+  isNodeRedisCluster,
+  sendCommandOf,
+  type IoredisCommandClient,
+  type NodeRedisCommandClient,
+  type RedisCommandClient,
+  type SendCommand,
+} from '../redis-client.js';
 /** A lock key held right now. */
 export interface LiveLock {
   key: string;
@@ -32,36 +39,37 @@ export interface LiveLocks {
 /**
  * Lists live locks: keys matching `match` that hold a string and have a TTL,
  * soonest to expire first. Walks the keyspace with SCAN (never KEYS, which
- * blocks Redis on a large keyspace), on every master of a Cluster.
+ * blocks Redis on a large keyspace), on every master of a Cluster. Any client
+ * works: ioredis `Redis` or `Cluster`, node-redis client or cluster.
  */
-export async function listLocks(redis: Redis | Cluster, options: ListLocksOptions = {}): Promise<LiveLocks> {
+export async function listLocks(redis: RedisCommandClient, options: ListLocksOptions = {}): Promise<LiveLocks> {
   const match = options.match ?? '*lock*';
   const count = options.count ?? 1000;
   const limit = options.limit ?? 10_000;
-  if (isCluster(redis)) await clusterReady(redis);
-  const nodes = isCluster(redis) ? redis.nodes('master') : [redis];
   const locks: LiveLock[] = [];
   let scanned = 0;
   let omitted = 0;
-  for (const node of nodes) {
+  for (const send of await mastersOf(redis)) {
     let cursor = '0';
     do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', count);
-      cursor = next;
+      const [next, found] = (await send(['SCAN', cursor, 'MATCH', match, 'COUNT', count])) as [unknown, unknown[]];
+      cursor = String(next);
+      const keys = found.map(String);
       scanned += keys.length;
-      if (keys.length === 0) continue;
-      const pipeline = node.pipeline();
-      for (const key of keys) pipeline.type(key).get(key).pttl(key);
-      const replies = (await pipeline.exec()) ?? [];
+      // Sent together, so they travel as one pipeline; a lock is a string with an expiry.
+      const replies = await Promise.all(
+        keys.map((key) =>
+          Promise.all([send(['TYPE', key]), send(['GET', key]).catch(() => undefined), send(['PTTL', key])]).catch(() => undefined),
+        ),
+      );
       keys.forEach((key, i) => {
-        const [type, value, pttl] = [replies[3 * i], replies[3 * i + 1], replies[3 * i + 2]];
-        // A lock is a string with an expiry; a GET on another type fails, which is fine.
-        if (type?.[1] !== 'string' || typeof value?.[1] !== 'string' || typeof pttl?.[1] !== 'number' || pttl[1] <= 0) return;
+        const [type, value, pttl] = replies[i] ?? [];
+        if (String(type) !== 'string' || typeof value !== 'string' || typeof pttl !== 'number' || pttl <= 0) return;
         if (locks.length >= limit) {
           omitted++;
           return;
         }
-        locks.push({ key, pattern: patternOf(key), token: value[1], remainingMs: pttl[1] });
+        locks.push({ key, pattern: patternOf(key), token: value, remainingMs: pttl });
       });
     } while (cursor !== '0');
   }
@@ -69,12 +77,27 @@ export async function listLocks(redis: Redis | Cluster, options: ListLocksOption
   return { locks, scanned, omitted };
 }
 
-function isCluster(redis: Redis | Cluster): redis is Cluster {
-  return (redis as { isCluster?: boolean }).isCluster === true;
+/** One command sender per master: the client itself, or each master of a Cluster (keys live on one node each). */
+async function mastersOf(redis: RedisCommandClient): Promise<SendCommand[]> {
+  if (isIoredisCluster(redis)) {
+    await clusterReady(redis as unknown as IoredisCluster);
+    return redis.nodes('master').map((node) => sendCommandOf(node));
+  }
+  if (isNodeRedisCluster(redis)) {
+    const cluster = redis as unknown as { masters: unknown[]; nodeClient(node: unknown): NodeRedisCommandClient | Promise<NodeRedisCommandClient> };
+    return Promise.all(cluster.masters.map(async (node) => sendCommandOf(await cluster.nodeClient(node))));
+  }
+  return [sendCommandOf(redis)];
 }
 
+interface IoredisCluster extends IoredisCommandClient {
+  status: string;
+  connect(): Promise<void>;
+  once(event: string, listener: () => void): unknown;
+  off(event: string, listener: () => void): unknown;
+}
 /** Until a Cluster client has loaded the slot map, `nodes('master')` lists only the nodes it was given. */
-async function clusterReady(cluster: Cluster, timeoutMs = 10_000): Promise<void> {
+async function clusterReady(cluster: IoredisCluster, timeoutMs = 10_000): Promise<void> {
   if (cluster.status === 'ready') return;
   if (cluster.status === 'wait') void cluster.connect().catch(() => undefined);
   await new Promise<void>((resolve, reject) => {

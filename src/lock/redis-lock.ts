@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { CommandTimeoutError, withDeadline } from '../deadline.js';
 import { LockLostError, LockNotAcquiredError, LockRedisError, TtlAdvisorError } from '../errors.js';
 import type { Outcome } from '../record/sample.js';
-import { fenceKeyOf, type LockClient } from './client.js';
+import { fenceKeyOf, lockCommandsOf, type LockClient, type LockCommands } from './client.js';
 import { resolveLockOptions, type LockOptions, type ResolvedLockOptions } from './options.js';
 import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, isNoScript, runScript } from './scripts.js';
 
@@ -27,6 +27,7 @@ type State = 'idle' | 'acquiring' | 'held' | 'released';
 export class RedisLock {
   readonly key: string;
   private readonly options: ResolvedLockOptions;
+  private readonly redis: LockCommands;
 
   private state: State = 'idle';
   private tokenValue: string | undefined;
@@ -43,11 +44,8 @@ export class RedisLock {
   private controller: AbortController | undefined;
   private abortTimer: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly redis: LockClient,
-    key: string,
-    options: LockOptions,
-  ) {
+  constructor(redis: LockClient, key: string, options: LockOptions) {
+    this.redis = lockCommandsOf(redis);
     if (typeof key !== 'string' || key === '') {
       throw new TtlAdvisorError(`Expected the lock key to be a non-empty string, got \`${String(key)}\``);
     }
@@ -187,10 +185,10 @@ export class RedisLock {
     let deleted: unknown;
     try {
       try {
-        deleted = await this.command(this.redis.evalsha(RELEASE.sha, 1, this.key, this.tokenValue!));
+        deleted = await this.command(this.redis.evalsha(RELEASE.sha, [this.key], [this.tokenValue!]));
       } catch (error) {
         if (!isNoScript(error)) throw error;
-        deleted = await this.command(this.redis.eval(RELEASE.source, 1, this.key, this.tokenValue!));
+        deleted = await this.command(this.redis.eval(RELEASE.source, [this.key], [this.tokenValue!]));
       }
     } catch (error) {
       this.releasedHeldMs = performance.now() - this.wonPerf;
@@ -243,7 +241,7 @@ export class RedisLock {
     const o = this.options;
     return o.fencing
       ? runScript(this.redis, ACQUIRE_WITH_FENCE, [this.key, fenceKeyOf(this.key)], [this.tokenValue!, o.ttlMs])
-      : this.redis.set(this.key, this.tokenValue!, 'PX', o.ttlMs, 'NX');
+      : this.redis.setNxPx(this.key, this.tokenValue!, o.ttlMs);
   }
 
   private command<T>(pending: Promise<T>): Promise<T> {

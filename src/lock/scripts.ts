@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LockClient } from './client.js';
+import type { LockCommands } from './client.js';
 
 /** A Lua script sent by SHA1 (EVALSHA), falling back to EVAL when the server has not cached it yet. */
 export interface LuaScript {
@@ -45,17 +45,15 @@ return 0
 
 /** Runs a script by SHA, loading it with EVAL on NOSCRIPT (after a server restart or SCRIPT FLUSH). */
 export async function runScript(
-  redis: LockClient,
+  redis: LockCommands,
   lua: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
   try {
-    return await redis.evalsha(lua.sha, keys.length, ...keys, ...args);
+    return await redis.evalsha(lua.sha, keys, args);
   } catch (error) {
-    if (isNoScript(error)) {
-      return await redis.eval(lua.source, keys.length, ...keys, ...args);
-    }
+    if (isNoScript(error)) return await redis.eval(lua.source, keys, args);
     throw error;
   }
 }

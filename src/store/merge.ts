@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { DatabaseError } from '../errors.js';
-import { rebuildFleetRollups, rollupValuesSql } from './rollup.js';
+import { rebuildFleetRollups } from './fleet-rollups.js';
+import { rollupValuesSql } from './rollup.js';
 import { openForReading, openForWriting, schemaVersionOf } from './schema.js';
 
 export interface MergeResult {

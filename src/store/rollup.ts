@@ -1,19 +1,12 @@
-import type Database from 'better-sqlite3';
-import { DenseHistogram, Histogram } from './histogram/histogram.js';
 import { addEncodedRollup, encodeRollup } from './histogram/codec.js';
+import { DenseHistogram, Histogram } from './histogram/histogram.js';
+import { BUCKET_MS } from './format.js';
 
 /**
  * Rollups: per (pattern, hour, instance), what that hour's locks add up to.
  * `rollups` holds one row per instance, `fleet_rollups` the same summed over
  * instances; both share the value columns below, in this order.
  */
-
-/**
- * Length of one rollup time bucket. An hour makes hourly charts exact and keeps
- * a two-day report at 48 rows per pattern and instance, so even a fleet of a
- * hundred instances is read in about a second; `--since`/`--until` snap to it.
- */
-export const BUCKET_MS = 60 * 60 * 1000;
 
 /** The value columns of `rollups` and `fleet_rollups`, after each table's key columns. */
 export const ROLLUP_VALUE_COLUMNS = Object.freeze([
@@ -177,40 +170,4 @@ export class RollupSum {
     if (first < this.firstTsMs) this.firstTsMs = first;
     if (last > this.lastTsMs) this.lastTsMs = last;
   }
-}
-
-/**
- * Recomputes `fleet_rollups` (rollups summed over instances) from `rollups`.
- * Used when a file is migrated to schema 4 and after `merge` replaces
- * instances' rows. Reads one pattern at a time, so memory stays bounded.
- * Runs inside the caller's transaction when there is one. Returns rows written.
- */
-export function rebuildFleetRollups(db: Database.Database): number {
-  db.exec('DELETE FROM fleet_rollups');
-  const patternIds = (db.prepare('SELECT DISTINCT pattern_id FROM rollups').raw(true).all() as [number][]).map(([p]) => p);
-  const byPattern = db
-    .prepare(`SELECT bucket_start_ms, ${rollupValuesSql()} FROM rollups WHERE pattern_id = ? ORDER BY bucket_start_ms`)
-    .raw(true);
-  const write = db.prepare(
-    `INSERT OR REPLACE INTO fleet_rollups (pattern_id, bucket_start_ms, ${rollupValuesSql()})
-     VALUES (?, ?, ${ROLLUP_VALUE_COLUMNS.map(() => '?').join(', ')})`,
-  );
-  const sum = new RollupSum();
-  let bucket = Number.NaN;
-  let written = 0;
-  const flush = (patternId: number) => {
-    if (sum.rows === 0) return;
-    write.run(patternId, bucket, ...sum.values());
-    written++;
-    sum.clear();
-  };
-  for (const patternId of patternIds) {
-    for (const [rowBucket, ...values] of byPattern.all(patternId) as [number, ...RollupValues][]) {
-      if (rowBucket !== bucket) flush(patternId);
-      bucket = rowBucket;
-      sum.addRow(values);
-    }
-    flush(patternId);
-  }
-  return written;
 }

@@ -2,7 +2,8 @@ import type Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { DatabaseError } from '../errors.js';
-import { BUCKET_MS, rebuildFleetRollups } from './rollup.js';
+import { rebuildFleetRollups } from './fleet-rollups.js';
+import { BUCKET_MS, SCHEMA_VERSION } from './format.js';
 
 /**
  * The samples database. Its schema is public: users query it with the
@@ -10,8 +11,6 @@ import { BUCKET_MS, rebuildFleetRollups } from './rollup.js';
  * `PRAGMA user_version`; each entry of {@link MIGRATIONS} moves a database one
  * version forward, and a database newer than this code is refused.
  */
-
-export const SCHEMA_VERSION = 4;
 
 const MIGRATIONS: readonly string[] = [
   // 0 → 1

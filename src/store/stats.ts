@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { BUCKET_MS } from './rollup.js';
+import { BUCKET_MS } from './format.js';
 import { openForReading, schemaVersionOf } from './schema.js';
 
 /** What a samples database holds: the way to confirm sampling works minutes after deploying. */

@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { OVERFLOW_PATTERN } from '../keys/pattern.js';
+import { BUCKET_MS } from './format.js';
 import {
-  BUCKET_MS,
   ROLLUP_VALUE_COLUMNS,
   RollupSum,
   addSample,

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { SCHEMA_VERSION } from '../../src/store/schema.js';
+import { SCHEMA_VERSION } from '../../src/store/format.js';
 import { DEMO_START_MS } from '../../fixtures/generate.js';
 import { runCli } from '../helpers/cli.js';
 import { buildDb } from '../helpers/fixtures.js';

@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { RedisStreamSink, StreamCollector } from '../../src/index.js';
+import { CLIENT_KINDS, connectClient } from '../helpers/clients.js';
 import { queryDb } from '../helpers/db.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
@@ -127,5 +129,41 @@ describe('a fleet through Redis Streams', () => {
     expect(centralCount(db)).toBeLessThanOrEqual(total); // entries in Redis when it died are gone with it, never doubled
     col.proc.kill('SIGTERM');
     expect((await col.exited).code, col.output()).toBe(0);
+  });
+});
+
+describe.each(CLIENT_KINDS)('StreamCollector through %s', (kind) => {
+  it('applies what the sinks sent exactly once, reads its lag, and stops when asked', async () => {
+    server = await startRedisServer();
+    const producer = await connectClient('ioredis 5', server.url);
+    const sink = new RedisStreamSink(producer.client as never, { instance: 'api-1', flushIntervalMs: 60_000, rawSampleRate: 1 });
+    const at = Date.UTC(2026, 10, 28, 10);
+    for (let batch = 0; batch < 3; batch++) {
+      for (let i = 0; i < 100; i++) sink.record({ key: `order:lock:product:${i}`, at: at + i, holdMs: 5 + i, ttlMs: 3000, outcome: 'released' });
+      await sink.flush();
+    }
+    expect(await sink.close()).toMatchObject({ written: 300, dropped: 0 });
+
+    const connection = await connectClient(kind, server.url);
+    const db = join(dir, `collected-${kind.replace(/\W/g, '')}.db`);
+    const stop = new AbortController();
+    const progress: number[] = [];
+    const collector = new StreamCollector(connection.client as never, {
+      db,
+      blockMs: 100,
+      progressIntervalMs: 50,
+      onProgress: (p) => p.lag !== undefined && progress.push(p.lag),
+    });
+    const running = collector.run(stop.signal);
+    await waitFor(() => centralCount(db) >= 300);
+    await sleep(300);
+    stop.abort();
+    const totals = await running;
+    expect(totals).toMatchObject({ entries: 3, applied: 3, duplicates: 0, bad: 0, samples: 300, lag: 0, pending: 0 });
+    expect(progress.at(-1)).toBe(0);
+    expect(centralCount(db)).toBe(300);
+    expect(queryDb<{ n: number }>(db, 'SELECT count(*) AS n FROM raw_samples')[0]!.n).toBe(300);
+    await connection.close();
+    await producer.close();
   });
 });

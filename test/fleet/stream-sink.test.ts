@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { RedisStreamSink, type LockSample } from '../../src/index.js';
 import { decodeStreamBatch } from '../../src/fleet/stream-entry.js';
+import { CLIENT_KINDS, connectClient } from '../helpers/clients.js';
 import { startRedisServer } from '../helpers/redis-server.js';
 
 const redis = new Redis(inject('redisUrl'));
@@ -16,9 +17,10 @@ const sample = (i: number, o: Partial<LockSample> = {}): LockSample => ({
 });
 
 describe('RedisStreamSink', () => {
-  it('sends rollup deltas and sampled raw rows as stream entries that decode to what was recorded', async () => {
-    const stream = `test:sink:${Date.now()}`;
-    const sink = new RedisStreamSink(redis, { stream, instance: 'api-1', rawSampleRate: 1, flushIntervalMs: 60_000 });
+  it.each(CLIENT_KINDS)('sends rollup deltas and sampled raw rows as stream entries that decode to what was recorded, through %s', async (kind) => {
+    const stream = `test:sink:${Date.now()}:${kind}`;
+    const connection = await connectClient(kind, inject('redisUrl'));
+    const sink = new RedisStreamSink(connection.client as never, { stream, instance: 'api-1', rawSampleRate: 1, flushIntervalMs: 60_000 });
     for (let i = 0; i < 500; i++) sink.record(sample(i, i % 100 === 0 ? { outcome: 'expired' } : {}));
     await sink.flush();
     for (let i = 500; i < 700; i++) sink.record(sample(i, { pattern: 'explicit:{id}' }));
@@ -36,6 +38,7 @@ describe('RedisStreamSink', () => {
     expect(second!.rollups.map((d) => [d.pattern, d.count])).toEqual([['explicit:{id}', 200]]);
     expect(first!.raw).toHaveLength(500);
     await redis.del(stream);
+    await connection.close();
   });
 
   it('never throws, and bounds its memory', async () => {

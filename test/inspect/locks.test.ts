@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listLocks } from '../../src/index.js';
 import { runCli } from '../helpers/cli.js';
+import { CLIENT_KINDS, connectClient } from '../helpers/clients.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
 // Its own server: the test counts every key and reads the server's command statistics.
@@ -29,8 +30,11 @@ afterAll(async () => {
 });
 
 describe('ttl-advisor locks', () => {
-  it('finds exactly the live locks, soonest to expire first, with SCAN and never KEYS', async () => {
-    const result = await listLocks(redis);
+  it.each(CLIENT_KINDS)('finds exactly the live locks, soonest to expire first, with SCAN and never KEYS, through %s', async (kind) => {
+    await redis.config('RESETSTAT');
+    const connection = await connectClient(kind, server.url);
+    const client = connection.client as never;
+    const result = await listLocks(client);
     expect(result.locks.map((l) => [l.key, l.token])).toEqual([
       ['order:lock:product:2', 'token-b'],
       ['mail:lock:user:alice', 'token-d'],
@@ -41,12 +45,13 @@ describe('ttl-advisor locks', () => {
     expect(result.locks[0]!.remainingMs).toBeGreaterThan(3000);
     expect(result.locks[0]!.remainingMs).toBeLessThanOrEqual(5000);
 
-    const narrowed = await listLocks(redis, { match: 'order:lock:*' });
+    const narrowed = await listLocks(client, { match: 'order:lock:*' });
     expect(narrowed.locks).toHaveLength(3);
 
     const stats = await redis.info('commandstats');
     expect(stats).toMatch(/cmdstat_scan:calls=\d+/);
     expect(stats).not.toMatch(/cmdstat_keys:/);
+    await connection.close();
   });
 
   it('the CLI takes the URL from --redis or REDIS_URL and never prints a password', async () => {

@@ -1,33 +1,32 @@
-import { Redis } from 'ioredis';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockRedisError, SqliteRecorder, withLock } from '../../src/index.js';
+import { CLIENT_KINDS, connectClient } from '../helpers/clients.js';
 import { rollupTotal } from '../helpers/db.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
 
 // These tests kill Redis, so they always run against a redis-server of their own.
 let server: RedisServer;
-let redis: Redis;
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
 const dir = tempDir();
 
 beforeAll(async () => {
   server = await startRedisServer();
-  redis = new Redis(server.url);
-  redis.on('error', () => undefined); // connection errors while the server is down are expected
   process.on('unhandledRejection', onUnhandled);
 });
 afterAll(async () => {
   process.off('unhandledRejection', onUnhandled);
-  redis.disconnect();
   await server.stop();
 });
 
-describe('when Redis dies', () => {
+describe.each(CLIENT_KINDS)('when Redis dies, through %s', (kind) => {
   it('fails clearly within the timeouts, keeps the recorder working, and recovers after a restart', async () => {
-    const recorder = new SqliteRecorder({ path: join(dir, 'failures.db') });
+    // Connection errors while the server is down are expected; the helper's clients swallow them.
+    const { client: redis, close } = await connectClient(kind, server.url);
+    const path = join(dir, `failures-${kind.replace(/\W/g, '')}.db`);
+    const recorder = new SqliteRecorder({ path });
     const options = { ttlMs: 5000, recorder, commandTimeoutMs: 300, acquireTimeoutMs: 1000 };
 
     // 1. Killed while the lock is held: the release cannot be confirmed.
@@ -57,9 +56,10 @@ describe('when Redis dies', () => {
 
     const stats = await recorder.close();
     expect(stats).toMatchObject({ recorded: 3, written: 3, dropped: 0 });
-    expect(rollupTotal(join(dir, 'failures.db'))).toBe(3);
+    expect(rollupTotal(path)).toBe(3);
     // Give stray replies (the queued orphan release, reconnect errors) a moment to surface.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(unhandled).toEqual([]);
+    await close();
   });
 });

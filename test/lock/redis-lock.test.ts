@@ -1,252 +1,261 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   ConfigError,
   LockLostError,
   LockNotAcquiredError,
   RedisLock,
   withLock,
+  type LockClient,
   type LockLostEvent,
 } from '../../src/index.js';
 import { fenceKeyOf } from '../../src/lock/client.js';
+import { CLIENT_KINDS, connectClient, type TestClient } from '../helpers/clients.js';
 import { MemoryRecorder } from '../helpers/memory-recorder.js';
 
-const redis = new Redis(inject('redisUrl'));
+// The lock under test talks through each client users bring; `other` (ioredis) looks at Redis directly.
 const other = new Redis(inject('redisUrl'));
-afterAll(() => {
-  redis.disconnect();
-  other.disconnect();
-});
+afterAll(() => other.disconnect());
 const newKey = () => `test:lock:${randomUUID()}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('RedisLock', () => {
-  it('takes the lock with a random token and a TTL, and releases only its own token', async () => {
-    const key = newKey();
-    const lock = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
-    const token = lock.token!;
-    expect(token).toMatch(/^[0-9a-f-]{36}$/);
-    expect(await other.get(key)).toBe(token);
-    const pttl = await other.pttl(key);
-    expect(pttl).toBeGreaterThan(4000);
-    expect(pttl).toBeLessThanOrEqual(5000);
-    expect(await lock.release()).toBe(true);
-    expect(await other.exists(key)).toBe(0);
+describe.each(CLIENT_KINDS)('through %s', (kind) => {
+  let connection: TestClient;
+  let redis: LockClient;
+  beforeAll(async () => {
+    connection = await connectClient(kind, inject('redisUrl'));
+    redis = connection.client;
+  });
+  afterAll(() => connection?.close());
 
-    const again = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
-    expect(again.token).not.toBe(token);
-    await again.release();
+  describe('RedisLock', () => {
+    it('takes the lock with a random token and a TTL, and releases only its own token', async () => {
+      const key = newKey();
+      const lock = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
+      const token = lock.token!;
+      expect(token).toMatch(/^[0-9a-f-]{36}$/);
+      expect(await other.get(key)).toBe(token);
+      const pttl = await other.pttl(key);
+      expect(pttl).toBeGreaterThan(4000);
+      expect(pttl).toBeLessThanOrEqual(5000);
+      expect(await lock.release()).toBe(true);
+      expect(await other.exists(key)).toBe(0);
+
+      const again = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
+      expect(again.token).not.toBe(token);
+      await again.release();
+    });
+
+    it('fails with LockNotAcquiredError carrying key, attempts and waited time', async () => {
+      const key = newKey();
+      const holder = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
+      const recorder = new MemoryRecorder();
+      const error = await RedisLock.acquire(redis, key, { ttlMs: 5000, retry: { count: 3, delayMs: 20, jitterMs: 0 }, recorder }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(LockNotAcquiredError);
+      const e = error as LockNotAcquiredError;
+      expect(e.name).toBe('LockNotAcquiredError');
+      expect(e.key).toBe(key);
+      expect(e.attempts).toBe(4);
+      expect(e.waitedMs).toBeGreaterThanOrEqual(55);
+      expect(recorder.samples).toHaveLength(1);
+      expect(recorder.samples[0]).toMatchObject({ key, outcome: 'not_acquired', attempts: 4, holdMs: undefined });
+      expect(recorder.samples[0]!.waitMs).toBeGreaterThanOrEqual(55);
+      await holder.release();
+    });
+
+    it('stops retrying at acquireTimeoutMs', async () => {
+      const key = newKey();
+      const holder = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
+      const started = performance.now();
+      const error = await RedisLock.acquire(redis, key, {
+        ttlMs: 5000,
+        retry: { count: 1000, delayMs: 30, jitterMs: 0 },
+        acquireTimeoutMs: 200,
+      }).catch((e: unknown) => e);
+      const elapsed = performance.now() - started;
+      expect(error).toBeInstanceOf(LockNotAcquiredError);
+      expect(elapsed).toBeGreaterThanOrEqual(190);
+      expect(elapsed).toBeLessThan(1500);
+      expect((error as LockNotAcquiredError).attempts).toBeLessThan(12);
+      await holder.release();
+    });
+
+    it('waits for a holder to release, and does not count the wait as hold time', async () => {
+      const key = newKey();
+      const recorder = new MemoryRecorder();
+      const holder = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
+      setTimeout(() => void holder.release(), 150);
+      await withLock(redis, key, () => sleep(50), { ttlMs: 5000, recorder, retry: { count: 100, delayMs: 10, jitterMs: 5 } });
+      const [s] = recorder.samples;
+      expect(s).toMatchObject({ outcome: 'released', threw: false });
+      expect(s!.waitMs).toBeGreaterThanOrEqual(130);
+      expect(s!.attempts).toBeGreaterThan(1);
+      expect(s!.holdMs).toBeGreaterThanOrEqual(49);
+      // Had the wait been counted, hold would be at least wait + 50 ms.
+      expect(s!.holdMs).toBeLessThan(s!.waitMs! + 40);
+    });
+
+    it('extends its TTL only while it holds the lock', async () => {
+      const key = newKey();
+      const lock = await RedisLock.acquire(redis, key, { ttlMs: 1000 });
+      expect(await lock.extend(30_000)).toBe(true);
+      expect(await other.pttl(key)).toBeGreaterThan(20_000);
+      expect(lock.remainingMs).toBeGreaterThan(20_000);
+      await other.set(key, 'someone-else');
+      expect(await lock.extend(30_000)).toBe(false);
+      expect(lock.signal.aborted).toBe(true);
+      expect(await lock.release()).toBe(false);
+      expect(await other.get(key)).toBe('someone-else');
+      await other.del(key);
+    });
+
+    it('draws increasing fencing tokens atomically with the lock', async () => {
+      const key = newKey();
+      const tokens: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        await withLock(redis, key, (lock) => void tokens.push(lock.fencingToken!), { ttlMs: 1000, fencing: true });
+      }
+      expect(tokens[1]! - tokens[0]!).toBe(1);
+      expect(tokens[2]! - tokens[1]!).toBe(1);
+      expect(Number(await other.get(fenceKeyOf(key)))).toBe(tokens[2]);
+      // A plain lock draws none.
+      await withLock(redis, key, (lock) => expect(lock.fencingToken).toBeUndefined(), { ttlMs: 1000 });
+    });
+
+    it('keeps the fence counter in the lock key’s hash slot', () => {
+      expect(fenceKeyOf('order:lock:1')).toBe('{order:lock:1}:fence');
+      expect(fenceKeyOf('lock:{user1}:cart')).toBe('lock:{user1}:cart:fence');
+      // No tag can spell a key that contains "}" without a tag of its own: the counter then sits beside it.
+      expect(fenceKeyOf('lock:{}:x')).toBe('lock:{}:x:fence');
+      expect(fenceKeyOf('lock:{open')).toBe('{lock:{open}:fence');
+    });
+
+    it('reloads its Lua scripts after SCRIPT FLUSH (NOSCRIPT)', async () => {
+      const key = newKey();
+      const lock = await RedisLock.acquire(redis, key, { ttlMs: 5000, fencing: true });
+      await other.script('FLUSH');
+      expect(await lock.extend(6000)).toBe(true);
+      await other.script('FLUSH');
+      expect(await lock.release()).toBe(true);
+      await other.script('FLUSH');
+      await withLock(redis, key, () => undefined, { ttlMs: 1000, fencing: true });
+    });
+
+    it('supports await using', async () => {
+      const key = newKey();
+      {
+        await using lock = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
+        expect(await other.get(key)).toBe(lock.token);
+      }
+      expect(await other.exists(key)).toBe(0);
+    });
+
+    it('commandTimeoutMs 0 leaves timeouts to the client and still locks and releases', async () => {
+      const key = newKey();
+      const recorder = new MemoryRecorder();
+      await withLock(redis, key, async () => expect(await other.exists(key)).toBe(1), { ttlMs: 5000, commandTimeoutMs: 0, recorder, fencing: true });
+      expect(await other.exists(key)).toBe(0);
+      expect(recorder.samples[0]).toMatchObject({ outcome: 'released' });
+    });
+
+    it('validates options at the boundary', async () => {
+      await expect(RedisLock.acquire(redis, newKey(), { ttlMs: 0 })).rejects.toThrow('Expected `ttlMs` to be an integer ≥ 1, got `0`');
+      await expect(RedisLock.acquire(redis, newKey(), {} as never)).rejects.toBeInstanceOf(ConfigError);
+      await expect(RedisLock.acquire(redis, newKey(), { ttlMs: 100, retry: { count: -1 } })).rejects.toThrow('`retry.count`');
+    });
   });
 
-  it('fails with LockNotAcquiredError carrying key, attempts and waited time', async () => {
-    const key = newKey();
-    const holder = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
-    const recorder = new MemoryRecorder();
-    const error = await RedisLock.acquire(redis, key, { ttlMs: 5000, retry: { count: 3, delayMs: 20, jitterMs: 0 }, recorder }).catch(
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(LockNotAcquiredError);
-    const e = error as LockNotAcquiredError;
-    expect(e.name).toBe('LockNotAcquiredError');
-    expect(e.key).toBe(key);
-    expect(e.attempts).toBe(4);
-    expect(e.waitedMs).toBeGreaterThanOrEqual(55);
-    expect(recorder.samples).toHaveLength(1);
-    expect(recorder.samples[0]).toMatchObject({ key, outcome: 'not_acquired', attempts: 4, holdMs: undefined });
-    expect(recorder.samples[0]!.waitMs).toBeGreaterThanOrEqual(55);
-    await holder.release();
-  });
+  describe('withLock', () => {
+    it('releases when fn throws, rethrows fn’s error, and records that it threw', async () => {
+      const key = newKey();
+      const recorder = new MemoryRecorder();
+      const boom = new Error('payment failed');
+      await expect(withLock(redis, key, () => Promise.reject(boom), { ttlMs: 5000, recorder })).rejects.toBe(boom);
+      expect(await other.exists(key)).toBe(0);
+      expect(recorder.samples[0]).toMatchObject({ outcome: 'released', threw: true, ttlMs: 5000 });
+    });
 
-  it('stops retrying at acquireTimeoutMs', async () => {
-    const key = newKey();
-    const holder = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
-    const started = performance.now();
-    const error = await RedisLock.acquire(redis, key, {
-      ttlMs: 5000,
-      retry: { count: 1000, delayMs: 30, jitterMs: 0 },
-      acquireTimeoutMs: 200,
-    }).catch((e: unknown) => e);
-    const elapsed = performance.now() - started;
-    expect(error).toBeInstanceOf(LockNotAcquiredError);
-    expect(elapsed).toBeGreaterThanOrEqual(190);
-    expect(elapsed).toBeLessThan(1500);
-    expect((error as LockNotAcquiredError).attempts).toBeLessThan(12);
-    await holder.release();
-  });
+    it('records one sample per acquisition with the explicit pattern', async () => {
+      const key = newKey();
+      const recorder = new MemoryRecorder();
+      const result = await withLock(redis, key, () => 42, { ttlMs: 3000, recorder, pattern: 'test:lock:{uuid}' });
+      expect(result).toBe(42);
+      expect(recorder.samples).toHaveLength(1);
+      const s = recorder.samples[0]!;
+      expect(s).toMatchObject({ key, pattern: 'test:lock:{uuid}', outcome: 'released', attempts: 1, ttlMs: 3000, threw: false });
+      expect(Math.abs(s.at - Date.now())).toBeLessThan(5000);
+    });
 
-  it('waits for a holder to release, and does not count the wait as hold time', async () => {
-    const key = newKey();
-    const recorder = new MemoryRecorder();
-    const holder = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
-    setTimeout(() => void holder.release(), 150);
-    await withLock(redis, key, () => sleep(50), { ttlMs: 5000, recorder, retry: { count: 100, delayMs: 10, jitterMs: 5 } });
-    const [s] = recorder.samples;
-    expect(s).toMatchObject({ outcome: 'released', threw: false });
-    expect(s!.waitMs).toBeGreaterThanOrEqual(130);
-    expect(s!.attempts).toBeGreaterThan(1);
-    expect(s!.holdMs).toBeGreaterThanOrEqual(49);
-    // Had the wait been counted, hold would be at least wait + 50 ms.
-    expect(s!.holdMs).toBeLessThan(s!.waitMs! + 40);
-  });
+    it('a recorder that throws never breaks the lock', async () => {
+      const key = newKey();
+      const recorder = {
+        record() {
+          throw new Error('disk on fire');
+        },
+      };
+      await expect(withLock(redis, key, () => 'ok', { ttlMs: 1000, recorder })).resolves.toBe('ok');
+    });
 
-  it('extends its TTL only while it holds the lock', async () => {
-    const key = newKey();
-    const lock = await RedisLock.acquire(redis, key, { ttlMs: 1000 });
-    expect(await lock.extend(30_000)).toBe(true);
-    expect(await other.pttl(key)).toBeGreaterThan(20_000);
-    expect(lock.remainingMs).toBeGreaterThan(20_000);
-    await other.set(key, 'someone-else');
-    expect(await lock.extend(30_000)).toBe(false);
-    expect(lock.signal.aborted).toBe(true);
-    expect(await lock.release()).toBe(false);
-    expect(await other.get(key)).toBe('someone-else');
-    await other.del(key);
-  });
+    it('overrun: the TTL runs out mid-section, a second client enters, and nothing passes silently', async () => {
+      const key = newKey();
+      const recorder = new MemoryRecorder();
+      const lost: LockLostEvent[] = [];
+      let signal: AbortSignal | undefined;
+      let secondEntered = false;
 
-  it('draws increasing fencing tokens atomically with the lock', async () => {
-    const key = newKey();
-    const tokens: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      await withLock(redis, key, (lock) => void tokens.push(lock.fencingToken!), { ttlMs: 1000, fencing: true });
-    }
-    expect(tokens[1]! - tokens[0]!).toBe(1);
-    expect(tokens[2]! - tokens[1]!).toBe(1);
-    expect(Number(await other.get(fenceKeyOf(key)))).toBe(tokens[2]);
-    // A plain lock draws none.
-    await withLock(redis, key, (lock) => expect(lock.fencingToken).toBeUndefined(), { ttlMs: 1000 });
-  });
+      const first = withLock(
+        redis,
+        key,
+        async (lock) => {
+          signal = lock.signal;
+          await sleep(500);
+        },
+        { ttlMs: 200, recorder, onLockLost: (event) => lost.push(event) },
+      );
+      await sleep(250);
+      // The first holder's lock has expired: a second instance gets in while the first still works.
+      const second = await RedisLock.acquire(other, key, { ttlMs: 5000, retry: { count: 0 } });
+      secondEntered = true;
+      expect(signal!.aborted).toBe(true);
+      expect(signal!.reason).toBeInstanceOf(LockLostError);
 
-  it('keeps the fence counter in the lock key’s hash slot', () => {
-    expect(fenceKeyOf('order:lock:1')).toBe('{order:lock:1}:fence');
-    expect(fenceKeyOf('lock:{user1}:cart')).toBe('lock:{user1}:cart:fence');
-    // No tag can spell a key that contains "}" without a tag of its own: the counter then sits beside it.
-    expect(fenceKeyOf('lock:{}:x')).toBe('lock:{}:x:fence');
-    expect(fenceKeyOf('lock:{open')).toBe('{lock:{open}:fence');
-  });
+      await first;
+      // The first client's release must not delete the second client's lock.
+      expect(await other.get(key)).toBe(second.token);
+      expect(recorder.samples).toHaveLength(1);
+      expect(recorder.samples[0]).toMatchObject({ outcome: 'expired', ttlMs: 200 });
+      expect(recorder.samples[0]!.holdMs).toBeGreaterThanOrEqual(500);
+      expect(lost).toHaveLength(1);
+      expect(lost[0]).toMatchObject({ key, ttlMs: 200 });
+      expect(secondEntered).toBe(true);
+      expect(await second.release()).toBe(true);
+    });
 
-  it('reloads its Lua scripts after SCRIPT FLUSH (NOSCRIPT)', async () => {
-    const key = newKey();
-    const lock = await RedisLock.acquire(redis, key, { ttlMs: 5000, fencing: true });
-    await other.script('FLUSH');
-    expect(await lock.extend(6000)).toBe(true);
-    await other.script('FLUSH');
-    expect(await lock.release()).toBe(true);
-    await other.script('FLUSH');
-    await withLock(redis, key, () => undefined, { ttlMs: 1000, fencing: true });
-  });
+    it('throwOnLockLost turns a lost lock into a LockLostError', async () => {
+      const key = newKey();
+      const error = await withLock(redis, key, () => sleep(150), { ttlMs: 50, throwOnLockLost: true }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockLostError);
+      expect((error as LockLostError).heldMs).toBeGreaterThanOrEqual(150);
+    });
 
-  it('supports await using', async () => {
-    const key = newKey();
-    {
-      await using lock = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
-      expect(await other.get(key)).toBe(lock.token);
-    }
-    expect(await other.exists(key)).toBe(0);
-  });
-
-  it('commandTimeoutMs 0 leaves timeouts to the client and still locks and releases', async () => {
-    const key = newKey();
-    const recorder = new MemoryRecorder();
-    await withLock(redis, key, async () => expect(await other.exists(key)).toBe(1), { ttlMs: 5000, commandTimeoutMs: 0, recorder, fencing: true });
-    expect(await other.exists(key)).toBe(0);
-    expect(recorder.samples[0]).toMatchObject({ outcome: 'released' });
-  });
-
-  it('validates options at the boundary', async () => {
-    await expect(RedisLock.acquire(redis, newKey(), { ttlMs: 0 })).rejects.toThrow('Expected `ttlMs` to be an integer ≥ 1, got `0`');
-    await expect(RedisLock.acquire(redis, newKey(), {} as never)).rejects.toBeInstanceOf(ConfigError);
-    await expect(RedisLock.acquire(redis, newKey(), { ttlMs: 100, retry: { count: -1 } })).rejects.toThrow('`retry.count`');
-  });
-});
-
-describe('withLock', () => {
-  it('releases when fn throws, rethrows fn’s error, and records that it threw', async () => {
-    const key = newKey();
-    const recorder = new MemoryRecorder();
-    const boom = new Error('payment failed');
-    await expect(withLock(redis, key, () => Promise.reject(boom), { ttlMs: 5000, recorder })).rejects.toBe(boom);
-    expect(await other.exists(key)).toBe(0);
-    expect(recorder.samples[0]).toMatchObject({ outcome: 'released', threw: true, ttlMs: 5000 });
-  });
-
-  it('records one sample per acquisition with the explicit pattern', async () => {
-    const key = newKey();
-    const recorder = new MemoryRecorder();
-    const result = await withLock(redis, key, () => 42, { ttlMs: 3000, recorder, pattern: 'test:lock:{uuid}' });
-    expect(result).toBe(42);
-    expect(recorder.samples).toHaveLength(1);
-    const s = recorder.samples[0]!;
-    expect(s).toMatchObject({ key, pattern: 'test:lock:{uuid}', outcome: 'released', attempts: 1, ttlMs: 3000, threw: false });
-    expect(Math.abs(s.at - Date.now())).toBeLessThan(5000);
-  });
-
-  it('a recorder that throws never breaks the lock', async () => {
-    const key = newKey();
-    const recorder = {
-      record() {
-        throw new Error('disk on fire');
-      },
-    };
-    await expect(withLock(redis, key, () => 'ok', { ttlMs: 1000, recorder })).resolves.toBe('ok');
-  });
-
-  it('overrun: the TTL runs out mid-section, a second client enters, and nothing passes silently', async () => {
-    const key = newKey();
-    const recorder = new MemoryRecorder();
-    const lost: LockLostEvent[] = [];
-    let signal: AbortSignal | undefined;
-    let secondEntered = false;
-
-    const first = withLock(
-      redis,
-      key,
-      async (lock) => {
-        signal = lock.signal;
-        await sleep(500);
-      },
-      { ttlMs: 200, recorder, onLockLost: (event) => lost.push(event) },
-    );
-    await sleep(250);
-    // The first holder's lock has expired: a second instance gets in while the first still works.
-    const second = await RedisLock.acquire(other, key, { ttlMs: 5000, retry: { count: 0 } });
-    secondEntered = true;
-    expect(signal!.aborted).toBe(true);
-    expect(signal!.reason).toBeInstanceOf(LockLostError);
-
-    await first;
-    // The first client's release must not delete the second client's lock.
-    expect(await other.get(key)).toBe(second.token);
-    expect(recorder.samples).toHaveLength(1);
-    expect(recorder.samples[0]).toMatchObject({ outcome: 'expired', ttlMs: 200 });
-    expect(recorder.samples[0]!.holdMs).toBeGreaterThanOrEqual(500);
-    expect(lost).toHaveLength(1);
-    expect(lost[0]).toMatchObject({ key, ttlMs: 200 });
-    expect(secondEntered).toBe(true);
-    expect(await second.release()).toBe(true);
-  });
-
-  it('throwOnLockLost turns a lost lock into a LockLostError', async () => {
-    const key = newKey();
-    const error = await withLock(redis, key, () => sleep(150), { ttlMs: 50, throwOnLockLost: true }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LockLostError);
-    expect((error as LockLostError).heldMs).toBeGreaterThanOrEqual(150);
-  });
-
-  it('control: a lock whose TTL covers the section is never lost', async () => {
-    const key = newKey();
-    const recorder = new MemoryRecorder();
-    let aborted = false;
-    await withLock(
-      redis,
-      key,
-      async (lock) => {
-        await sleep(200);
-        aborted = lock.signal.aborted;
-      },
-      { ttlMs: 2000, recorder },
-    );
-    expect(aborted).toBe(false);
-    expect(recorder.samples[0]!.outcome).toBe('released');
+    it('control: a lock whose TTL covers the section is never lost', async () => {
+      const key = newKey();
+      const recorder = new MemoryRecorder();
+      let aborted = false;
+      await withLock(
+        redis,
+        key,
+        async (lock) => {
+          await sleep(200);
+          aborted = lock.signal.aborted;
+        },
+        { ttlMs: 2000, recorder },
+      );
+      expect(aborted).toBe(false);
+      expect(recorder.samples[0]!.outcome).toBe('released');
+    });
   });
 });

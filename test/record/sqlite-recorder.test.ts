@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SqliteRecorder, type LockSample, type RecorderWarning } from '../../src/index.js';
 import { Histogram } from '../../src/store/histogram/histogram.js';
-import { SCHEMA_VERSION } from '../../src/store/schema.js';
+import { SCHEMA_VERSION } from '../../src/store/format.js';
 import { countRows, queryDb, rollupTotal } from '../helpers/db.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../src/analyze/analyze.js';
 import { mergeDatabases } from '../../src/store/merge.js';
-import { SCHEMA_VERSION } from '../../src/store/schema.js';
+import { SCHEMA_VERSION } from '../../src/store/format.js';
 import { runCli } from '../helpers/cli.js';
 import { countRows, queryDb, rollupTotal } from '../helpers/db.js';
 import { buildDb } from '../helpers/fixtures.js';

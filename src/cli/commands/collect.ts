@@ -1,10 +1,9 @@
 import { Option, type Command } from 'commander';
-import { Redis } from 'ioredis';
 import { TtlAdvisorError } from '../../errors.js';
 import { COLLECTOR_DEFAULTS, StreamCollector } from '../../fleet/collector.js';
 import { positiveNumber } from '../args.js';
 import type { Io } from '../io.js';
-import { redactUrl, requireRedisUrl } from '../redis.js';
+import { connectRedis, redactUrl, requireRedisUrl } from '../redis.js';
 
 interface CollectCommandOptions {
   redis?: string;
@@ -32,14 +31,7 @@ export function registerCollect(program: Command, io: Io): void {
       const url = requireRedisUrl(options.redis);
       const shown = redactUrl(url);
       // The collector blocks in XREADGROUP, so it gets a connection of its own; reconnects by itself if Redis restarts.
-      const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
-      redis.on('error', () => undefined);
-      try {
-        await redis.connect();
-      } catch (error) {
-        redis.disconnect();
-        throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${(error as Error).message}`);
-      }
+      const { client: redis, close } = await connectRedis(url, 'follow');
       const stop = new AbortController();
       const onSignal = () => stop.abort();
       process.once('SIGTERM', onSignal);
@@ -67,7 +59,7 @@ export function registerCollect(program: Command, io: Io): void {
       } finally {
         process.off('SIGTERM', onSignal);
         process.off('SIGINT', onSignal);
-        redis.disconnect();
+        close();
       }
     });
 }

@@ -28,7 +28,7 @@ export function registerLocks(program: Command, io: Io): void {
     .addOption(new Option('--iterations <n>', 'stop --watch after n refreshes').argParser(positiveNumber('--iterations')).hideHelp())
     .action(async (options: LocksCommandOptions) => {
       const url = requireRedisUrl(options.redis);
-      const redis = await connectRedis(url);
+      const { client: redis, close } = await connectRedis(url);
       let interrupted = false;
       const onInterrupt = () => {
         interrupted = true;
@@ -47,7 +47,7 @@ export function registerLocks(program: Command, io: Io): void {
         throw new TtlAdvisorError(`Redis at ${redactUrl(url)} failed: ${(error as Error).message}`);
       } finally {
         process.off('SIGINT', onInterrupt);
-        redis.disconnect();
+        close();
       }
     });
 }
