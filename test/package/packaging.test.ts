@@ -1,0 +1,144 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
+
+/**
+ * The package as a user gets it: `npm pack`, installed from the tarball into a
+ * folder outside the repository, next to the user's own Redis client, then used
+ * from a CommonJS service, an ES module service, two strict TypeScript services
+ * (no skipLibCheck, no @types/better-sqlite3) and the command line.
+ */
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+const home = tempDir('ttl-advisor-consumer-');
+const redisUrl = inject('redisUrl');
+
+function write(path: string, content: unknown): void {
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+}
+
+async function node(cwd: string, file: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [file, ...args], { cwd, timeout: 60_000 });
+  return stdout;
+}
+
+// Takes 20 locks through the given client with a SqliteRecorder, closes, prints the recorder's counters.
+const SERVICE_BODY = (client: 'ioredis' | 'redis') => `
+const client = ${client === 'ioredis' ? 'new Redis(url)' : 'createClient({ url })'};
+${client === 'redis' ? 'await client.connect();' : ''}
+const recorder = new SqliteRecorder({ path: db, instance: process.argv[4] });
+for (let i = 0; i < 20; i++) {
+  await withLock(client, 'order:lock:product:' + (i % 4), async () => i, { ttlMs: 2000, recorder });
+}
+const stats = await recorder.close();
+${client === 'ioredis' ? 'client.disconnect();' : 'await client.close();'}
+console.log(JSON.stringify({ written: stats.written, dropped: stats.dropped, isError: new ConfigError('x') instanceof TtlAdvisorError }));
+`;
+
+describe('the packed package in a fresh service', () => {
+  beforeAll(async () => {
+    const packs = join(home, 'packs');
+    mkdirSync(packs);
+    // `prepack` builds dist/ (ES modules, the CommonJS bundle, both declaration trees) first.
+    await run('npm', ['pack', '--pack-destination', packs, '--silent'], { cwd: ROOT, timeout: 180_000 });
+    const tarball = join(packs, readdirSync(packs).find((f) => f.endsWith('.tgz'))!);
+    write(join(home, 'package.json'), {
+      name: 'consumer',
+      private: true,
+      dependencies: { 'ttl-advisor': `file:${tarball}`, ioredis: '5.9.2', redis: '5.12.1', '@types/node': '20.19.43' },
+    });
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: home, timeout: 600_000 });
+  }, 720_000);
+
+  it('installs one copy of the user’s Redis client, and no prepare script', async () => {
+    const { stdout } = await run('npm', ['ls', 'ioredis', '--all', '--parseable'], { cwd: home });
+    expect(stdout.trim().split('\n')).toEqual([join(home, 'node_modules/ioredis')]);
+    const installed = JSON.parse(readFileSync(join(home, 'node_modules/ttl-advisor/package.json'), 'utf8'));
+    expect(installed.scripts?.prepare).toBeUndefined();
+    expect(Object.keys(installed.dependencies)).not.toContain('ioredis');
+  });
+
+  it('runs a lock and a recorder from CommonJS (require)', async () => {
+    const dir = join(home, 'cjs-service');
+    write(join(dir, 'package.json'), { type: 'commonjs' });
+    write(
+      join(dir, 'main.js'),
+      `const { withLock, SqliteRecorder, ConfigError, TtlAdvisorError } = require('ttl-advisor');
+const { Redis } = require('ioredis');
+const [url, db] = process.argv.slice(2);
+(async () => {${SERVICE_BODY('ioredis')}})().catch((error) => { console.error(error); process.exit(1); });`,
+    );
+    const out = JSON.parse(await node(dir, 'main.js', redisUrl, join(dir, 'samples.db'), 'cjs'));
+    expect(out).toEqual({ written: 20, dropped: 0, isError: true });
+  });
+
+  it('runs a lock and a recorder from an ES module service, with node-redis', async () => {
+    const dir = join(home, 'esm-service');
+    write(join(dir, 'package.json'), { type: 'module' });
+    write(
+      join(dir, 'main.js'),
+      `import { withLock, SqliteRecorder, ConfigError, TtlAdvisorError } from 'ttl-advisor';
+import { createClient } from 'redis';
+const [url, db] = process.argv.slice(2);
+${SERVICE_BODY('redis')}`,
+    );
+    const out = JSON.parse(await node(dir, 'main.js', redisUrl, join(dir, 'samples.db'), 'esm'));
+    expect(out).toEqual({ written: 20, dropped: 0, isError: true });
+  });
+
+  it.each(['module', 'commonjs'])('type-checks in a strict %s TypeScript service without skipLibCheck', async (type) => {
+    const dir = join(home, `ts-${type}`);
+    write(join(dir, 'package.json'), { type });
+    write(join(dir, 'tsconfig.json'), {
+      compilerOptions: { strict: true, skipLibCheck: false, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, types: ['node'] },
+      include: ['*.ts'],
+    });
+    write(
+      join(dir, 'service.ts'),
+      `import { withLock, RedisLock, SqliteRecorder, RedisStreamSink, analyze, listLocks, type LockOptions, type PatternAnalysis } from 'ttl-advisor';
+import { Redis, Cluster } from 'ioredis';
+import { createClient, createCluster } from 'redis';
+
+export async function main(): Promise<PatternAnalysis[]> {
+  const ioredis = new Redis();
+  const nodeRedis = createClient();
+  const options: LockOptions = { ttlMs: 5000, recorder: new SqliteRecorder({ path: 'samples.db' }) };
+  const a: number = await withLock(ioredis, 'order:lock:1', async (lock) => lock.remainingMs, options);
+  const b: string = await withLock(nodeRedis, 'order:lock:2', async () => 'ok', options);
+  await RedisLock.acquire(new Cluster([]), 'k', options);
+  await RedisLock.acquire(createCluster({ rootNodes: [] }), 'k', options);
+  new RedisStreamSink(ioredis);
+  new RedisStreamSink(nodeRedis);
+  await listLocks(nodeRedis);
+  void a;
+  void b;
+  return analyze(['samples.db']).patterns;
+}
+`,
+    );
+    const result = await run(process.execPath, [TSC, '-p', dir]).catch((error: { stdout: string }) => error);
+    expect('stdout' in result ? result.stdout : '').toBe('');
+
+    // Control: the types are real, not `any`: a wrong option is caught.
+    write(join(dir, 'wrong.ts'), `import { withLock } from 'ttl-advisor';\nimport { Redis } from 'ioredis';\nvoid withLock(new Redis(), 'k', () => 1, { ttlMs: '5s' });\n`);
+    const wrong = await run(process.execPath, [TSC, '-p', dir]).catch((error: { stdout: string }) => error);
+    expect('stdout' in wrong ? wrong.stdout : '').toMatch(/wrong\.ts\(3,44\): error TS2322: Type 'string' is not assignable to type 'number'/);
+  });
+
+  it('its command line runs from the install, HTML report included', async () => {
+    const bin = join(home, 'node_modules/.bin/ttl-advisor');
+    const { stdout: version } = await run(bin, ['--version'], { cwd: home });
+    expect(version.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    const db = join(home, 'cjs-service/samples.db');
+    const { stdout } = await run(bin, ['report', '--db', db, '--out', join(home, 'reports')], { cwd: home });
+    expect(stdout).toMatch(/order:lock:product:\{id\}\s+20\b/);
+    expect(readdirSync(join(home, 'reports')).sort()).toEqual(['ttl-report.html', 'ttl-report.json', 'ttl-report.md']);
+  });
+});
