@@ -98,3 +98,16 @@ export function withDeadline<T>(pending: Promise<T>, timeoutMs: number): Promise
     );
   });
 }
+
+/** Waits `ms`, or less when `signal` aborts (the caller then checks it). */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

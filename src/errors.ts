@@ -21,6 +21,15 @@ export class LockNotAcquiredError extends TtlAdvisorError {
   }
 }
 
+/** How a lock was found lost. */
+export type LockLossKind =
+  /** The TTL ran out by this process's monotonic clock while the lock was held. */
+  | 'ttl-ran-out'
+  /** Releasing or extending found the key gone or holding another token. */
+  | 'gone'
+  /** An automatic extension failed (Redis error or timeout): the lock may run out unseen. */
+  | 'extend-failed';
+
 /**
  * The lock expired (or was taken over) while the critical section still ran:
  * another holder may have entered. This is exactly the failure a TTL that is
@@ -31,10 +40,25 @@ export class LockLostError extends TtlAdvisorError {
   constructor(
     readonly key: string,
     readonly ttlMs: number,
+    /** How long the lock had been held, from when it was won (ms). */
     readonly heldMs: number,
+    readonly kind: LockLossKind = 'gone',
+    options?: { cause?: unknown; ttlStartedBeforeWinMs?: number },
   ) {
-    super(`Lock \`${key}\` was lost: held ${Math.round(heldMs)} ms with a TTL of ${ttlMs} ms`);
+    super(lossMessage(key, ttlMs, heldMs, kind, options?.ttlStartedBeforeWinMs ?? 0), options);
   }
+}
+
+function lossMessage(key: string, ttlMs: number, heldMs: number, kind: LockLossKind, earlyMs: number): string {
+  const held = Math.round(heldMs);
+  if (kind === 'ttl-ran-out') {
+    // The server starts the TTL when it runs SET, before the reply tells us we won: we see less than the TTL.
+    const early = Math.round(earlyMs);
+    return `Lock \`${key}\` expired while held: its TTL of ${ttlMs} ms ran out ${held} ms after the lock was won` +
+      (early > 0 ? ` (the TTL runs from when SET was sent, ${early} ms before the reply said it was won)` : '');
+  }
+  if (kind === 'extend-failed') return `Lock \`${key}\` could not be extended after ${held} ms (TTL ${ttlMs} ms); it may expire while held`;
+  return `Lock \`${key}\` was lost while held: after ${held} ms (TTL ${ttlMs} ms) its key had expired or belonged to another holder`;
 }
 
 /** Redis failed or did not answer in time while taking, extending or releasing a lock. */

@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js';
-import type { SampleRecorder } from '../record/sample.js';
+import type { LockSample, SampleRecorder } from '../record/sample.js';
 
 /**
  * Where a lock can take its TTL from instead of `ttlMs`: given a key, the TTL
@@ -58,10 +58,30 @@ export interface LockOptions {
   onLockLost?: (event: LockLostEvent) => void;
   /**
    * Throw `LockLostError` from `withLock` when the lock was lost, even though the
-   * critical section completed. Off by default: the work has already happened, and
-   * an error could make the caller repeat it. @default false
+   * critical section completed, or when it ended by the abort of `lock.signal`.
+   * Off by default: the work has already happened, and an error could make the
+   * caller repeat it. @default false
    */
   throwOnLockLost?: boolean;
+  /**
+   * Stops waiting for the lock when it aborts: `acquire` rejects with the
+   * signal's reason, and a lock won by the attempt in flight is released. It
+   * does not end a critical section already running (that is `lock.signal`).
+   */
+  signal?: AbortSignal;
+  /**
+   * Keeps extending the lock while it is held: `true` extends by `ttlMs` every
+   * `ttlMs / 3`; a number is the interval (ms, below `ttlMs`). Stops on
+   * release; when an extension fails, stops and aborts `lock.signal`. Off by
+   * default: an extended lock's TTL is no longer its hold budget. @default false
+   */
+  autoExtend?: boolean | number;
+  /**
+   * With `autoExtend`, the longest the lock is kept alive by extensions (ms from
+   * when it was won): past it no extension is sent, so a hung holder cannot keep
+   * the lock for ever. @default 10 × ttlMs
+   */
+  maxHoldMs?: number;
 }
 
 /** Defaults of {@link LockOptions}, frozen. */
@@ -71,6 +91,9 @@ export const LOCK_DEFAULTS = Object.freeze({
   commandTimeoutMs: 2_000,
   fencing: false,
   throwOnLockLost: false,
+  autoExtend: false,
+  /** `maxHoldMs` defaults to this many TTLs. */
+  maxHoldTtls: 10,
 });
 
 /** Options after validation, with defaults filled in. */
@@ -86,6 +109,10 @@ export interface ResolvedLockOptions {
   fencing: boolean;
   onLockLost: ((event: LockLostEvent) => void) | undefined;
   throwOnLockLost: boolean;
+  signal: AbortSignal | undefined;
+  /** Auto-extension interval (ms), 0 when off. */
+  autoExtendMs: number;
+  maxHoldMs: number;
 }
 
 /** Validates lock options at the boundary; throws {@link ConfigError} naming the option. */
@@ -113,8 +140,14 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
   if (pattern !== undefined && typeof pattern !== 'string') {
     throw new ConfigError(`Expected \`pattern\` to be a string, got \`${typeof pattern}\``);
   }
+  const validTtlMs = integerOption('ttlMs', ttlMs, undefined, 1);
+  const signal = options.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new ConfigError(`Expected \`signal\` to be an AbortSignal, got \`${String(signal)}\``);
+  }
+  const autoExtendMs = autoExtendInterval(options.autoExtend, validTtlMs);
   return {
-    ttlMs: integerOption('ttlMs', ttlMs, undefined, 1),
+    ttlMs: validTtlMs,
     retryCount: integerOption('retry.count', retry.count, LOCK_DEFAULTS.retry.count, 0),
     retryDelayMs: integerOption('retry.delayMs', retry.delayMs, LOCK_DEFAULTS.retry.delayMs, 0),
     retryJitterMs: integerOption('retry.jitterMs', retry.jitterMs, LOCK_DEFAULTS.retry.jitterMs, 0),
@@ -123,9 +156,27 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
     recorder,
     pattern,
     fencing: options.fencing ?? LOCK_DEFAULTS.fencing,
-    onLockLost,
+    onLockLost: onLockLost && ((event) => {
+      try {
+        onLockLost(event);
+      } catch {
+        // A failing observer must not turn a completed critical section into an error.
+      }
+    }),
     throwOnLockLost: options.throwOnLockLost ?? LOCK_DEFAULTS.throwOnLockLost,
+    signal,
+    autoExtendMs,
+    maxHoldMs: integerOption('maxHoldMs', options.maxHoldMs, LOCK_DEFAULTS.maxHoldTtls * validTtlMs, 1),
   };
+}
+
+function autoExtendInterval(value: unknown, ttlMs: number): number {
+  if (value === undefined || value === false) return 0;
+  if (value === true) return Math.max(1, Math.floor(ttlMs / 3));
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value >= ttlMs) {
+    throw new ConfigError(`Expected \`autoExtend\` to be true, false or an interval in ms from 1 to ttlMs − 1 (${ttlMs - 1}), got \`${String(value)}\``);
+  }
+  return value;
 }
 
 function integerOption(name: string, value: unknown, fallback: number | undefined, min: number): number {
@@ -139,27 +190,35 @@ function integerOption(name: string, value: unknown, fallback: number | undefine
 }
 
 const combined = new WeakMap<readonly SampleRecorder[], SampleRecorder>();
+const guarded = new WeakMap<SampleRecorder, SampleRecorder>();
 
-/** One recorder for an array of them (cached per array, so the lock's path allocates nothing). */
-function combine(recorder: SampleRecorder | readonly SampleRecorder[]): SampleRecorder {
-  if (!Array.isArray(recorder)) {
-    if (typeof (recorder as SampleRecorder)?.record !== 'function') throw new ConfigError('Expected `recorder` to have a `record(sample)` method');
-    return recorder as SampleRecorder;
+/** Recording must never break the lock: a recorder that throws loses its sample, nothing else. */
+function recordSafely(recorder: SampleRecorder, sample: LockSample): void {
+  try {
+    recorder.record(sample);
+  } catch {
+    // ignored on purpose
   }
-  const list = recorder as readonly SampleRecorder[];
+}
+
+/** One never-throwing recorder for one or several (cached, so the lock's path allocates nothing). */
+function combine(recorder: SampleRecorder | readonly SampleRecorder[]): SampleRecorder {
+  const list = Array.isArray(recorder) ? (recorder as readonly SampleRecorder[]) : [recorder as SampleRecorder];
+  if (list.length === 1) {
+    const only = list[0]!;
+    if (typeof only?.record !== 'function') throw new ConfigError('Expected `recorder` to have a `record(sample)` method');
+    let safe = guarded.get(only);
+    if (!safe) guarded.set(only, (safe = { record: (sample) => recordSafely(only, sample) }));
+    return safe;
+  }
   let tee = combined.get(list);
   if (!tee) {
     for (const r of list) if (typeof r?.record !== 'function') throw new ConfigError('Expected every `recorder` to have a `record(sample)` method');
     const all = [...list];
     tee = {
-      record(sample) {
-        for (const r of all) {
-          try {
-            r.record(sample);
-          } catch {
-            // One failing recorder must not keep the sample from the others.
-          }
-        }
+      // One failing recorder must not keep the sample from the others.
+      record: (sample) => {
+        for (const r of all) recordSafely(r, sample);
       },
     };
     combined.set(list, tee);

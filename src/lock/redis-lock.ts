@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { CommandTimeoutError, withDeadline } from '../deadline.js';
-import { LockLostError, LockNotAcquiredError, LockRedisError, TtlAdvisorError } from '../errors.js';
+import { CommandTimeoutError, sleep, withDeadline } from '../deadline.js';
+import { LockLostError, LockNotAcquiredError, LockRedisError, TtlAdvisorError, type LockLossKind } from '../errors.js';
 import type { Outcome } from '../record/sample.js';
+import { AutoExtender } from './auto-extend.js';
 import { fenceKeyOf, lockCommandsOf, type LockClient, type LockCommands } from './client.js';
+import { LockSignal } from './lock-signal.js';
 import { resolveLockOptions, type LockOptions, type ResolvedLockOptions } from './options.js';
 import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, isNoScript, runScript } from './scripts.js';
 
@@ -30,19 +32,23 @@ export class RedisLock {
   private readonly redis: LockCommands;
 
   private state: State = 'idle';
+  /** Bumped by every acquire: a reply that arrives for an earlier acquisition changes nothing. */
+  private generation = 0;
   private tokenValue: string | undefined;
   private fence: number | undefined;
   private attempts = 0;
+  private extensions = 0;
   private startedAtMs = 0;
   private startPerf = 0;
+  private sentPerf = 0;
   private wonPerf = 0;
   /** Monotonic time by which the server has certainly expired the key, unless extended. */
   private expiresPerf = 0;
   private threw = false;
-  private lost = false;
+  private lost: LockLostError | undefined;
   private releasedHeldMs = 0;
-  private controller: AbortController | undefined;
-  private abortTimer: NodeJS.Timeout | undefined;
+  private readonly abort = new LockSignal(() => this.lossError('ttl-ran-out', this.expiresPerf - this.wonPerf));
+  private extender: AutoExtender | undefined;
 
   constructor(redis: LockClient, key: string, options: LockOptions) {
     this.redis = lockCommandsOf(redis);
@@ -89,6 +95,11 @@ export class RedisLock {
     return this.state === 'held' ? Math.max(0, this.expiresPerf - performance.now()) : 0;
   }
 
+  /** How many times this acquisition was extended (by `extend()` or `autoExtend`). */
+  get extensionCount(): number {
+    return this.extensions;
+  }
+
   /**
    * Aborts when the TTL runs out before the lock is released (or when the lock
    * is found lost), with a {@link LockLostError} as its reason. Pass it to the
@@ -96,31 +107,29 @@ export class RedisLock {
    * on first use, so locks that never ask for it pay nothing.
    */
   get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.lost) this.abort();
-      else if (this.state === 'held') this.armAbortTimer();
-    }
-    return this.controller.signal;
+    return this.abort.signal;
   }
 
   /**
    * Takes the lock, retrying while another holder has it. Throws
    * {@link LockNotAcquiredError} when the retries or `acquireTimeoutMs` run out,
-   * and {@link LockRedisError} when Redis fails or does not answer.
+   * {@link LockRedisError} when Redis fails or does not answer, and the
+   * reason of `options.signal` (or of `signal`) when it aborts first.
    */
-  async acquire(): Promise<this> {
+  async acquire(signal: AbortSignal | undefined = this.options.signal): Promise<this> {
     if (this.state === 'acquiring' || this.state === 'held') {
       throw new TtlAdvisorError(`Lock \`${this.key}\` is already ${this.state} by this RedisLock`);
     }
     const o = this.options;
     this.state = 'acquiring';
+    this.generation++;
     this.tokenValue = randomUUID();
     this.fence = undefined;
     this.attempts = 0;
+    this.extensions = 0;
     this.threw = false;
-    this.lost = false;
-    this.controller = undefined;
+    this.lost = undefined;
+    this.abort.reset();
     this.releasedHeldMs = 0;
     this.startedAtMs = Date.now();
     this.startPerf = performance.now();
@@ -128,31 +137,41 @@ export class RedisLock {
 
     let sentPerf = this.startPerf;
     for (;;) {
+      if (signal?.aborted) return this.giveUp(signal.reason);
       this.attempts++;
-      // Awaited here rather than in a helper: every extra async layer costs measurable CPU per lock.
-      const pending = this.sendSet();
+      // SET NX PX, or the fencing script. Awaited here rather than in a helper: every extra async layer
+      // costs measurable CPU per lock.
+      const pending = o.fencing
+        ? runScript(this.redis, ACQUIRE_WITH_FENCE, [this.key, fenceKeyOf(this.key)], [this.tokenValue!, o.ttlMs])
+        : this.redis.setNxPx(this.key, this.tokenValue!, o.ttlMs);
       let reply: unknown;
       try {
         // The full command timeout even near the acquire deadline: a reply that is merely slower
         // than the time left is contention, not a Redis failure.
         reply = await (o.commandTimeoutMs === 0 ? pending : withDeadline(pending, o.commandTimeoutMs));
       } catch (error) {
-        if (error instanceof CommandTimeoutError) {
-          // The SET may still reach Redis later; queue a release so it cannot leave an orphan lock.
-          runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]).catch(noop);
-        }
+        if (error instanceof CommandTimeoutError) this.releaseOrphan();
         this.state = 'released';
         this.recordSample('error', undefined);
         throw new LockRedisError(this.key, 'acquire', { cause: error });
       }
       const won = o.fencing ? typeof reply === 'number' : reply === 'OK';
-      if (won && o.fencing) this.fence = reply as number;
       const now = performance.now();
+      if (won && signal?.aborted) {
+        // Won, but the caller stopped waiting meanwhile: nobody will release it, so we do.
+        this.releaseOrphan();
+        return this.giveUp(signal.reason);
+      }
       if (won) {
+        if (o.fencing) this.fence = reply as number;
         this.wonPerf = now;
         // The server started the TTL after we sent SET, so this errs on the early side.
+        this.sentPerf = sentPerf;
         this.expiresPerf = sentPerf + o.ttlMs;
         this.state = 'held';
+        // Aborts the signal when the TTL runs out; the release alone decides whether the lock was lost.
+        this.abort.arm(this.expiresPerf);
+        if (o.autoExtendMs > 0) this.startExtending();
         return this;
       }
       if (this.attempts > o.retryCount || now >= deadline) {
@@ -161,7 +180,7 @@ export class RedisLock {
         throw new LockNotAcquiredError(this.key, this.attempts, now - this.startPerf);
       }
       const pause = o.retryDelayMs + (o.retryJitterMs > 0 ? Math.random() * o.retryJitterMs : 0);
-      await sleep(Math.min(pause, deadline - now));
+      await sleep(Math.min(pause, deadline - now), signal);
       sentPerf = performance.now();
     }
   }
@@ -181,7 +200,9 @@ export class RedisLock {
     if (this.state !== 'held') return false;
     this.threw = threw;
     this.state = 'released';
-    this.clearAbortTimer();
+    this.abort.clear();
+    this.extender?.stop();
+    this.extender = undefined;
     let deleted: unknown;
     try {
       try {
@@ -201,20 +222,22 @@ export class RedisLock {
       this.recordSample('released', heldMs);
       return true;
     }
-    this.markLost(heldMs);
+    this.markLost('gone', heldMs);
     this.recordSample('expired', heldMs);
     return false;
   }
 
   /**
    * Resets the TTL to `ttlMs` from now if we still hold the lock. Resolves
-   * `false` (and marks the lock lost) when it had already expired.
+   * `false` (and marks the lock lost) when it had already expired. A reply that
+   * arrives after the lock was released changes nothing.
    */
   async extend(ttlMs: number = this.options.ttlMs): Promise<boolean> {
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
       throw new TtlAdvisorError(`Expected \`ttlMs\` to be an integer ≥ 1, got \`${String(ttlMs)}\``);
     }
     if (this.state !== 'held' || this.lost) return false;
+    const generation = this.generation;
     const sentPerf = performance.now();
     let extended: unknown;
     try {
@@ -222,12 +245,15 @@ export class RedisLock {
     } catch (error) {
       throw new LockRedisError(this.key, 'extend', { cause: error });
     }
+    // Released (or released and taken again) while the reply was on its way: that release decided.
+    if (generation !== this.generation || this.state !== 'held') return extended === 1;
     if (extended !== 1) {
-      this.markLost(performance.now() - this.wonPerf);
+      this.markLost('gone', performance.now() - this.wonPerf);
       return false;
     }
+    this.extensions++;
     this.expiresPerf = sentPerf + ttlMs;
-    if (this.controller && !this.controller.signal.aborted) this.armAbortTimer();
+    if (!this.abort.aborted) this.abort.arm(this.expiresPerf);
     return true;
   }
 
@@ -236,75 +262,67 @@ export class RedisLock {
     await this.release();
   }
 
-  /** Sends the acquiring command: SET NX PX, or the fencing script. */
-  private sendSet(): Promise<unknown> {
-    const o = this.options;
-    return o.fencing
-      ? runScript(this.redis, ACQUIRE_WITH_FENCE, [this.key, fenceKeyOf(this.key)], [this.tokenValue!, o.ttlMs])
-      : this.redis.setNxPx(this.key, this.tokenValue!, o.ttlMs);
+  /** Marks the lock lost (once): aborts the signal and tells `onLockLost`. */
+  private markLost(kind: LockLossKind, heldMs: number, cause?: unknown): void {
+    if (this.lost) return;
+    this.lost = this.lossError(kind, heldMs, cause);
+    this.extender?.stop();
+    this.abort.abort(this.lost);
+    // Wrapped so that it never throws: a failing observer must not turn a completed section into an error.
+    this.options.onLockLost?.({ key: this.key, ttlMs: this.options.ttlMs, heldMs });
+  }
+
+  /** A SET that may have won (or may still reach Redis) without anyone to release it: queue a release. */
+  private releaseOrphan(): void {
+    runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]).catch(() => undefined);
+  }
+
+  /** Stops acquiring because the caller's signal aborted. */
+  private giveUp(reason: unknown): never {
+    this.state = 'released';
+    this.recordSample('not_acquired', undefined);
+    throw reason;
   }
 
   private command<T>(pending: Promise<T>): Promise<T> {
     return this.options.commandTimeoutMs === 0 ? pending : withDeadline(pending, this.options.commandTimeoutMs);
   }
 
-  private markLost(heldMs: number): void {
-    if (this.lost) return;
-    this.lost = true;
-    this.abort();
-    const callback = this.options.onLockLost;
-    if (callback) {
-      try {
-        callback({ key: this.key, ttlMs: this.options.ttlMs, heldMs });
-      } catch {
-        // A failing observer must not turn a completed critical section into an error.
-      }
-    }
-  }
-
   private recordSample(outcome: Outcome, holdMs: number | undefined): void {
-    const recorder = this.options.recorder;
-    if (!recorder) return;
-    try {
-      recorder.record({
-        key: this.key,
-        pattern: this.options.pattern,
-        at: this.startedAtMs,
-        holdMs,
-        waitMs: (outcome === 'not_acquired' || holdMs === undefined ? performance.now() : this.wonPerf) - this.startPerf,
-        attempts: this.attempts,
-        ttlMs: this.options.ttlMs,
-        outcome,
-        threw: this.threw,
-      });
-    } catch {
-      // Recording must never break the lock.
-    }
+    // The recorder is wrapped so that it never throws (see options.ts).
+    this.options.recorder?.record({
+      key: this.key,
+      pattern: this.options.pattern,
+      at: this.startedAtMs,
+      holdMs,
+      waitMs: (outcome === 'not_acquired' || holdMs === undefined ? performance.now() : this.wonPerf) - this.startPerf,
+      attempts: this.attempts,
+      ttlMs: this.options.ttlMs,
+      outcome,
+      threw: this.threw,
+      extensions: this.extensions,
+    });
   }
 
-  private armAbortTimer(): void {
-    this.clearAbortTimer();
-    this.abortTimer = setTimeout(() => this.abort(), Math.max(0, this.expiresPerf - performance.now()));
-    this.abortTimer.unref();
+  private lossError(kind: LockLossKind, heldMs: number, cause?: unknown): LockLostError {
+    return new LockLostError(this.key, this.options.ttlMs, heldMs, kind, {
+      ...(cause !== undefined && { cause }),
+      ttlStartedBeforeWinMs: this.wonPerf - this.sentPerf,
+    });
   }
 
-  private clearAbortTimer(): void {
-    if (this.abortTimer) clearTimeout(this.abortTimer);
-    this.abortTimer = undefined;
-  }
-
-  private abort(): void {
-    this.clearAbortTimer();
-    const controller = this.controller;
-    if (controller && !controller.signal.aborted) {
-      const heldMs = this.wonPerf ? performance.now() - this.wonPerf : 0;
-      controller.abort(new LockLostError(this.key, this.options.ttlMs, heldMs));
-    }
+  private startExtending(): void {
+    const generation = this.generation;
+    const o = this.options;
+    this.extender = new AutoExtender(
+      {
+        isHeld: () => this.isHeld && this.generation === generation,
+        extend: () => this.extend(),
+        // Not lost for sure (Redis may be back for the release), but no longer safe: stop the work.
+        failed: (error) => this.generation === generation && this.abort.abort(this.lossError('extend-failed', this.heldMs, error)),
+      },
+      o.autoExtendMs,
+      o.maxHoldMs,
+    );
   }
 }
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function noop(): void {}

@@ -13,6 +13,8 @@ import { RedisLock } from './redis-lock.js';
  * - The lock expired while `fn` ran: the sample says `expired`, `onLockLost` is
  *   called, `lock.signal` has aborted, and with `throwOnLockLost` a
  *   `LockLostError` is thrown instead of returning `fn`'s result.
+ * - `fn` stopped because `lock.signal` aborted (its I/O threw an `AbortError`): with
+ *   `throwOnLockLost`, the `LockLostError` that aborted it; otherwise `fn`'s error.
  * - Redis fails: `LockRedisError` with the cause.
  *
  * @example
@@ -36,11 +38,19 @@ export async function withLock<T>(
   } catch (error) {
     // The critical section's own error is what the caller needs; a release failure is in the sample.
     await lock.finish(true).catch(() => undefined);
+    // Work stopped by lock.signal fails with an AbortError (or the reason itself): say why it was aborted.
+    const reason = lock.signal.aborted ? (lock.signal.reason as unknown) : undefined;
+    if (options.throwOnLockLost && reason instanceof LockLostError && abortedBy(error, reason)) throw reason;
     throw error;
   }
   const stillHeld = await lock.finish(false);
   if (!stillHeld && options.throwOnLockLost) {
-    throw new LockLostError(key, lock.ttlMs, lock.heldMs);
+    throw lock.signal.reason instanceof LockLostError ? lock.signal.reason : new LockLostError(key, lock.ttlMs, lock.heldMs);
   }
   return result;
+}
+
+/** Whether `error` is the abort `reason` surfacing: the reason itself, an error caused by it, or an AbortError. */
+function abortedBy(error: unknown, reason: Error): boolean {
+  return error === reason || (error as { cause?: unknown })?.cause === reason || (error as { name?: string })?.name === 'AbortError';
 }

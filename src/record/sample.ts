@@ -44,6 +44,8 @@ export interface LockSample {
   threw?: boolean | undefined;
   /** Which process recorded it; the recorder's own instance id when absent. */
   instance?: string | undefined;
+  /** How many times the lock was extended while held (then its TTL was not its hold budget). @default 0 */
+  extensions?: number | undefined;
 }
 
 /** Counters of a recorder. At any moment `recorded = written + dropped + pending`. */

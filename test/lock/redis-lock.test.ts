@@ -259,3 +259,124 @@ describe.each(CLIENT_KINDS)('through %s', (kind) => {
     });
   });
 });
+
+// Defects the ported suites of redis-semaphore, node-redlock, python-redis-lock and Redisson found.
+describe.each(CLIENT_KINDS)('what the peers’ suites found, through %s', (kind) => {
+  let connection: TestClient;
+  let redis: LockClient;
+  beforeAll(async () => {
+    connection = await connectClient(kind, inject('redisUrl'));
+    redis = connection.client;
+  });
+  afterAll(() => connection?.close());
+
+  it('an extend() in flight when release() runs neither re-arms the expiry nor reports the lock lost', async () => {
+    const key = newKey();
+    const lost: LockLostEvent[] = [];
+    const lock = await RedisLock.acquire(redis, key, { ttlMs: 5000, onLockLost: (e) => lost.push(e) });
+    const { signal } = lock;
+    const extending = lock.extend(150); // its reply arrives after release() has begun
+    expect(await lock.release()).toBe(true);
+    await extending;
+    await sleep(400); // past the 150 ms the late reply would have armed
+    expect(signal.aborted).toBe(false);
+    expect(lost).toEqual([]);
+    expect(lock.isHeld).toBe(false);
+  });
+
+  it('a missing client is a ConfigError at construction, and the lock is not left acquiring', async () => {
+    expect(() => new RedisLock(null as never, newKey(), { ttlMs: 1000 })).toThrow(ConfigError);
+    expect(() => new RedisLock({} as never, newKey(), { ttlMs: 1000 })).toThrow(/Expected a Redis client/);
+    await expect(withLock(undefined as never, newKey(), () => 1, { ttlMs: 1000 })).rejects.toBeInstanceOf(ConfigError);
+  });
+
+  it('work stopped by lock.signal surfaces as the LockLostError that stopped it, saying the TTL ran out', async () => {
+    const key = newKey();
+    const work = (lock: RedisLock) => sleepAbortable(2000, lock.signal);
+    const error = await withLock(redis, key, work, { ttlMs: 150, throwOnLockLost: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockLostError);
+    const lostError = error as LockLostError;
+    expect(lostError.kind).toBe('ttl-ran-out');
+    expect(lostError.message).toMatch(/expired while held: its TTL of 150 ms ran out 1\d\d ms after the lock was won/);
+    expect(lostError.message).not.toMatch(/held \d+ ms with a TTL/);
+    // Control: without throwOnLockLost the caller gets fn's own error.
+    const plain = await withLock(redis, newKey(), work, { ttlMs: 150 }).catch((e: unknown) => e);
+    expect((plain as Error).name).toBe('AbortError');
+  });
+
+  it('acquire stops waiting when its AbortSignal aborts', async () => {
+    const key = newKey();
+    const holder = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
+    const recorder = new MemoryRecorder();
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(new Error('the client went away')), 120);
+    const started = performance.now();
+    const error = await RedisLock.acquire(redis, key, { ttlMs: 5000, retry: { count: 1000, delayMs: 50, jitterMs: 0 }, signal: stop.signal, recorder }).catch(
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).toBe('the client went away');
+    expect(performance.now() - started).toBeLessThan(400);
+    expect(recorder.samples[0]).toMatchObject({ outcome: 'not_acquired' });
+    // Already aborted: no attempt at all.
+    const before = await other.get(key);
+    await expect(RedisLock.acquire(redis, newKey(), { ttlMs: 5000, signal: AbortSignal.abort() })).rejects.toThrow();
+    expect(await other.get(key)).toBe(before);
+    await holder.release();
+  });
+
+  it('autoExtend keeps a long section’s lock, stops on release, and the sample counts the extensions', async () => {
+    const key = newKey();
+    const recorder = new MemoryRecorder();
+    let aborted = true;
+    let intruderGotIn = false;
+    await withLock(
+      redis,
+      key,
+      async (lock) => {
+        await sleep(700); // more than twice the TTL
+        intruderGotIn = await RedisLock.acquire(other, key, { ttlMs: 1000, retry: { count: 0 } }).then(
+          () => true,
+          () => false,
+        );
+        aborted = lock.signal.aborted;
+      },
+      { ttlMs: 300, autoExtend: true, recorder },
+    );
+    expect(intruderGotIn).toBe(false);
+    expect(aborted).toBe(false);
+    expect(recorder.samples[0]).toMatchObject({ outcome: 'released' });
+    expect(recorder.samples[0]!.extensions).toBeGreaterThanOrEqual(5);
+    await sleep(250);
+    expect(await other.exists(key)).toBe(0); // no extension after the release recreated anything
+  });
+
+  it('autoExtend aborts the signal when an extension finds the lock taken, and stops at maxHoldMs', async () => {
+    const key = newKey();
+    const lost: LockLostEvent[] = [];
+    const lock = await RedisLock.acquire(redis, key, { ttlMs: 300, autoExtend: 100, onLockLost: (e) => lost.push(e) });
+    await other.set(key, 'someone-else', 'PX', 5000);
+    await sleep(250);
+    expect(lock.signal.aborted).toBe(true);
+    expect(lost).toHaveLength(1);
+    expect(await lock.release()).toBe(false);
+    await other.del(key);
+
+    // A hung holder: extensions stop at maxHoldMs, then the TTL runs out as usual.
+    const recorder = new MemoryRecorder();
+    const capped = await withLock(redis, newKey(), async (l) => {
+      await sleep(1100);
+      return l.signal.aborted;
+    }, { ttlMs: 300, autoExtend: 100, maxHoldMs: 500, recorder });
+    expect(capped).toBe(true);
+    expect(recorder.samples[0]).toMatchObject({ outcome: 'expired' });
+    expect(recorder.samples[0]!.extensions).toBeLessThanOrEqual(4);
+  });
+
+  it('rejects an autoExtend interval that is not below the TTL', async () => {
+    await expect(RedisLock.acquire(redis, newKey(), { ttlMs: 300, autoExtend: 300 })).rejects.toThrow(/`autoExtend`/);
+  });
+});
+
+function sleepAbortable(ms: number, signal: AbortSignal): Promise<void> {
+  return import('node:timers/promises').then(({ setTimeout }) => setTimeout(ms, undefined, { signal }));
+}
