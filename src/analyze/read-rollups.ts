@@ -39,7 +39,7 @@ export class RollupReader {
         const table = schemaVersionOf(db) >= 4 ? 'fleet_rollups' : 'rollups';
         const rows = db
           .prepare(
-            `SELECT bucket_start_ms, ${rollupValuesSql()} FROM ${table}
+            `SELECT bucket_start_ms, ${rollupValuesSql('', schemaVersionOf(db))} FROM ${table}
               WHERE pattern_id = ? AND bucket_start_ms >= ? AND bucket_start_ms < ? ORDER BY bucket_start_ms`,
           )
           .raw(true);

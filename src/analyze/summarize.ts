@@ -32,6 +32,9 @@ export interface PatternAnalysis {
   outcomes: Record<Outcome, number>;
   /** Critical sections that threw. */
   threw: number;
+  /** Locks extended at least once while held (their TTL was not their hold budget), and their extensions. */
+  extended: number;
+  extensions: number;
   /** The TTL in use: the most common value, and the range seen (ms). */
   ttl: { currentMs: number; minMs: number; maxMs: number };
   firstMs: number;
@@ -63,6 +66,8 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
   const hourly: HourlyPoint[] = [];
   let count = 0;
   let threw = 0;
+  let extended = 0;
+  let extensions = 0;
   let holdSumUs = 0;
   let firstMs = Number.POSITIVE_INFINITY;
   let lastMs = Number.NEGATIVE_INFINITY;
@@ -77,7 +82,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
       hold.add(hour);
     }
   };
-  for (const [bucketStartMs, rowCount, released, expired, notAcquired, error, rowThrew, rowHoldSumUs, , rowFirstMs, rowLastMs, hists] of rows) {
+  for (const [bucketStartMs, rowCount, released, expired, notAcquired, error, rowThrew, rowHoldSumUs, , rowFirstMs, rowLastMs, hists, rowExtended, rowExtensions] of rows) {
     const rowHour = Math.floor(bucketStartMs / HOUR_MS) * HOUR_MS;
     if (rowHour !== hourStart) {
       closeHour();
@@ -89,6 +94,8 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     hourCount += rowCount;
     count += rowCount;
     threw += rowThrew;
+    extended += rowExtended;
+    extensions += rowExtensions;
     holdSumUs += rowHoldSumUs;
     outcomes.released += released;
     outcomes.expired += expired;
@@ -123,6 +130,12 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
         'The key is probably too broad (one lock for everything); lock a finer key, e.g. per entity id.',
     );
   }
+  if (extended > 0) {
+    hints.push(
+      `${extended} lock(s) (${((extended / count) * 100).toFixed(1)} %) were extended while held, ${extensions} time(s) in all: ` +
+        'for them the TTL is not the hold budget, and a hold longer than the TTL was no expiration.',
+    );
+  }
   if (ttl.minMs !== ttl.maxMs) hints.push(`Several TTLs in use (${formatMs(ttl.minMs)}–${formatMs(ttl.maxMs)}); the most common is compared.`);
 
   return {
@@ -140,6 +153,8 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     waitMs: { p50: ms(wait.valueAtPercentile(50)), p99: waitP99Ms },
     outcomes,
     threw,
+    extended,
+    extensions,
     ttl,
     firstMs: Number.isFinite(firstMs) ? firstMs : 0,
     lastMs: Number.isFinite(lastMs) ? lastMs : 0,

@@ -27,6 +27,8 @@ export function encodeStreamBatch(batch: StreamBatch): string[] {
       d.firstTsMs,
       d.lastTsMs,
       encodeRollup(d.hold, d.wait, d.ttls).toString('base64'),
+      d.extended,
+      d.extensions,
     ]),
     s: batch.raw,
   });
@@ -45,8 +47,9 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
   const data = JSON.parse(map.get('data') ?? 'null') as { r?: unknown[]; s?: unknown[] } | null;
   if (!data || !Array.isArray(data.r) || !Array.isArray(data.s)) throw new TypeError('stream entry without rollups');
   const rollups = data.r.map((row) => {
-    const [pattern, bucketStartMs, count, outcomes, threw, holdSumUs, waitSumUs, firstTsMs, lastTsMs, hists] = row as [
-      string, number, number, [number, number, number, number], number, number, number, number, number, string,
+    // Entries from sinks older than the extension counts end at `hists`: they had none.
+    const [pattern, bucketStartMs, count, outcomes, threw, holdSumUs, waitSumUs, firstTsMs, lastTsMs, hists, extended = 0, extensions = 0] = row as [
+      string, number, number, [number, number, number, number], number, number, number, number, number, string, number?, number?,
     ];
     if (typeof pattern !== 'string' || !Array.isArray(outcomes) || outcomes.length !== 4 || typeof hists !== 'string') {
       throw new TypeError('malformed rollup in stream entry');
@@ -65,15 +68,17 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
       hold: new Histogram(),
       wait: new Histogram(),
       ttls: new Map(),
+      extended: num(extended),
+      extensions: num(extensions),
     };
     addEncodedRollup(Buffer.from(hists, 'base64'), delta.hold, delta.wait, delta.ttls);
     return delta;
   });
   const raw = data.s.map((row) => {
-    if (!Array.isArray(row) || row.length !== 7 || typeof row[1] !== 'string' || typeof row[2] !== 'string') {
+    if (!Array.isArray(row) || (row.length !== 7 && row.length !== 8) || typeof row[1] !== 'string' || typeof row[2] !== 'string') {
       throw new TypeError('malformed raw sample in stream entry');
     }
-    return [num(row[0]), row[1], row[2], Number(row[3]), num(row[4]), num(row[5]), num(row[6])] as StreamBatch['raw'][number];
+    return [num(row[0]), row[1], row[2], Number(row[3]), num(row[4]), num(row[5]), num(row[6]), num(row[7] ?? 0)] as StreamBatch['raw'][number];
   });
   return { instance, epoch, seq, rollups, raw };
 }

@@ -218,6 +218,7 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
       const ttlMs = Math.max(0, Math.round(Number(s.ttlMs)) || 0);
       const attempts = Math.min(1 << 20, Math.max(0, Math.round(Number(s.attempts ?? 1)) || 0));
       const threw = s.threw ? 1 : 0;
+      const extensions = Math.min(1 << 30, Math.max(0, Math.round(Number(s.extensions ?? 0)) || 0));
       const pattern = this.patternOf(s);
       const bucket = bucketStartOf(tsMs);
       let byBucket = deltas.get(pattern);
@@ -227,9 +228,9 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
         byBucket.set(bucket, (delta = newDelta(pattern, this.instance, bucket, tsMs)));
         all.push(delta);
       }
-      addSample(delta, tsMs, holdUs, waitUs, ttlMs, outcome, threw);
+      addSample(delta, tsMs, holdUs, waitUs, ttlMs, outcome, threw, extensions);
       if (this.options.rawSampleRate >= 1 || Math.random() < this.options.rawSampleRate) {
-        raw.push([tsMs, s.key, pattern, holdUs, waitUs, ttlMs, outcome | (threw << 2) | (attempts * 8)]);
+        raw.push([tsMs, s.key, pattern, holdUs, waitUs, ttlMs, outcome | (threw << 2) | (attempts * 8), extensions]);
       }
       count++;
     }

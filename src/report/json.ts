@@ -36,6 +36,8 @@ export function renderJson(analysis: Analysis): string {
       verdict: p.verdict,
       outcomes: { ...p.outcomes },
       threw: p.threw,
+      extended: p.extended,
+      extensions: p.extensions,
       firstAt: iso(p.firstMs),
       lastAt: iso(p.lastMs),
       hints: p.hints,

@@ -9,7 +9,7 @@ import type { RollupDelta } from './rollup.js';
  */
 export interface EncodedBatch {
   count: number;
-  /** Per sample, {@link NUMBERS_PER_SAMPLE} numbers: at (epoch ms), holdUs (-1 when never won), waitUs, ttlMs, attempts. */
+  /** Per sample, {@link NUMBERS_PER_SAMPLE} numbers: at (epoch ms), holdUs (-1 when never won), waitUs, ttlMs, attempts, extensions. */
   numbers: Float64Array;
   /** Per sample: outcome code | threw << 2. */
   flags: Uint8Array;
@@ -22,7 +22,7 @@ export interface EncodedBatch {
   instances: [number, string][];
 }
 
-export const NUMBERS_PER_SAMPLE = 5;
+export const NUMBERS_PER_SAMPLE = 6;
 
 /**
  * Rollup deltas already folded by a producer (a stream sink), with sampled raw
@@ -34,6 +34,6 @@ export interface DeltaBatch {
   epoch: string;
   seq: number;
   rollups: RollupDelta<string, string>[];
-  /** [tsMs, key, pattern, holdUs (-1 when never won), waitUs, ttlMs, flags] */
-  raw: [number, string, string, number, number, number, number][];
+  /** [tsMs, key, pattern, holdUs (-1 when never won), waitUs, ttlMs, flags, extensions] */
+  raw: [number, string, string, number, number, number, number, number][];
 }

@@ -60,14 +60,15 @@ export function mergeDatabases(outPath: string, inputPaths: readonly string[]): 
           result.rollupRows += out
             .prepare(
               `INSERT INTO main.rollups (pattern_id, bucket_start_ms, instance_id, ${rollupValuesSql()})
-               SELECT mp.out_id, r.bucket_start_ms, mi.out_id, ${rollupValuesSql('r.')}
+               SELECT mp.out_id, r.bucket_start_ms, mi.out_id, ${rollupValuesSql('r.', input.version)}
                  FROM src.rollups r JOIN merge_patterns mp ON mp.src_id = r.pattern_id JOIN merge_instances mi ON mi.src_id = r.instance_id`,
             )
             .run().changes;
           result.rawRows += out
             .prepare(
-              `INSERT INTO main.raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags)
-               SELECT r.ts_ms, r.key, ms.out_id, r.hold_us, r.wait_us, r.flags FROM src.raw_samples r JOIN merge_series ms ON ms.src_id = r.series_id`,
+              `INSERT INTO main.raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags, extensions)
+               SELECT r.ts_ms, r.key, ms.out_id, r.hold_us, r.wait_us, r.flags, ${input.version >= 5 ? 'r.extensions' : '0'}
+                 FROM src.raw_samples r JOIN merge_series ms ON ms.src_id = r.series_id`,
             )
             .run().changes;
           if (input.version >= 2) {

@@ -21,11 +21,16 @@ export const ROLLUP_VALUE_COLUMNS = Object.freeze([
   'first_ts_ms',
   'last_ts_ms',
   'hists',
+  'extended',
+  'extensions',
 ] as const);
 
-/** The value columns as an SQL list, each with `prefix` (e.g. `r.`). */
-export function rollupValuesSql(prefix = ''): string {
-  return ROLLUP_VALUE_COLUMNS.map((column) => prefix + column).join(', ');
+/** Columns added by later schema versions, with the version that added them: older files read them as 0. */
+const ADDED_IN: Readonly<Partial<Record<(typeof ROLLUP_VALUE_COLUMNS)[number], number>>> = { extended: 5, extensions: 5 };
+
+/** The value columns as an SQL list, each with `prefix` (e.g. `r.`); read from a file of `schemaVersion`, missing ones are 0. */
+export function rollupValuesSql(prefix = '', schemaVersion = Number.POSITIVE_INFINITY): string {
+  return ROLLUP_VALUE_COLUMNS.map((column) => ((ADDED_IN[column] ?? 0) > schemaVersion ? `0 AS ${column}` : prefix + column)).join(', ');
 }
 
 /** A rollup row's values, read with `.raw(true)` in {@link ROLLUP_VALUE_COLUMNS} order (arrays cost less than objects per row). */
@@ -41,6 +46,10 @@ export type RollupValues = [
   firstTsMs: number,
   lastTsMs: number,
   hists: Buffer,
+  /** Locks extended at least once while held. */
+  extended: number,
+  /** Extensions, summed. */
+  extensions: number,
 ];
 
 /** Positions of the summed counters in {@link RollupValues}: count … wait_sum_us. */
@@ -48,6 +57,8 @@ export const SUMMED_VALUES = 8;
 export const FIRST_TS = 8;
 export const LAST_TS = 9;
 export const HISTS = 10;
+export const EXTENDED = 11;
+export const EXTENSIONS = 12;
 
 /**
  * What one (pattern, hour, instance) rollup row adds up: counts per outcome,
@@ -70,6 +81,9 @@ export interface RollupDelta<P = number, I = number> {
   hold: Histogram;
   wait: Histogram;
   ttls: Map<number, number>;
+  /** Locks extended at least once while held, and their extensions summed. */
+  extended: number;
+  extensions: number;
 }
 
 /** Start of the rollup bucket a timestamp falls in (epoch ms). */
@@ -92,6 +106,8 @@ export function newDelta<P, I>(pattern: P, instance: I, bucketStartMs: number, t
     hold: new Histogram(),
     wait: new Histogram(),
     ttls: new Map(),
+    extended: 0,
+    extensions: 0,
   };
 }
 
@@ -104,8 +120,13 @@ export function addSample(
   ttlMs: number,
   outcome: number,
   threw: number,
+  extensions: number,
 ): void {
   delta.count++;
+  if (extensions > 0) {
+    delta.extended++;
+    delta.extensions += extensions;
+  }
   delta.outcomes[outcome as 0 | 1 | 2 | 3]++;
   delta.threw += threw;
   delta.waitSumUs += waitUs;
@@ -130,6 +151,8 @@ export class RollupSum {
   readonly sums = new Array<number>(SUMMED_VALUES).fill(0);
   firstTsMs = Number.POSITIVE_INFINITY;
   lastTsMs = Number.NEGATIVE_INFINITY;
+  extended = 0;
+  extensions = 0;
   rows = 0;
 
   /** Adds a stored row. */
@@ -137,6 +160,8 @@ export class RollupSum {
     for (let i = 0; i < SUMMED_VALUES; i++) this.sums[i]! += values[i] as number;
     this.widen(values[FIRST_TS], values[LAST_TS]);
     addEncodedRollup(values[HISTS], this.hold, this.wait, this.ttls);
+    this.extended += values[EXTENDED];
+    this.extensions += values[EXTENSIONS];
     this.rows++;
   }
 
@@ -148,12 +173,14 @@ export class RollupSum {
     this.hold.addHistogram(d.hold);
     this.wait.addHistogram(d.wait);
     for (const [ttl, n] of d.ttls) this.ttls.set(ttl, (this.ttls.get(ttl) ?? 0) + n);
+    this.extended += d.extended;
+    this.extensions += d.extensions;
     this.rows++;
   }
 
   /** The row to store, in {@link ROLLUP_VALUE_COLUMNS} order. */
   values(): unknown[] {
-    return [...this.sums, this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, this.ttls)];
+    return [...this.sums, this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, this.ttls), this.extended, this.extensions];
   }
 
   clear(): void {
@@ -163,6 +190,8 @@ export class RollupSum {
     this.sums.fill(0);
     this.firstTsMs = Number.POSITIVE_INFINITY;
     this.lastTsMs = Number.NEGATIVE_INFINITY;
+    this.extended = 0;
+    this.extensions = 0;
     this.rows = 0;
   }
 

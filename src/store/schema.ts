@@ -118,6 +118,26 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (pattern_id, bucket_start_ms)
   ) WITHOUT ROWID;
   `,
+  // 4 → 5: how often locks were extended while held (auto-extension, extend()): for those
+  // locks the TTL is not the hold budget. Per raw row, and per rollup as the number of
+  // extended locks and the sum of their extensions.
+  `
+  ALTER TABLE raw_samples   ADD COLUMN extensions INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE rollups       ADD COLUMN extended   INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE rollups       ADD COLUMN extensions INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE fleet_rollups ADD COLUMN extended   INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE fleet_rollups ADD COLUMN extensions INTEGER NOT NULL DEFAULT 0;
+  DROP VIEW samples;
+  CREATE VIEW samples AS
+    SELECT r.ts_ms, r.key, p.pattern, r.hold_us, r.wait_us, r.flags >> 3 AS attempts, s.ttl_ms,
+           CASE r.flags & 3 WHEN 0 THEN 'released' WHEN 1 THEN 'expired'
+                            WHEN 2 THEN 'not_acquired' ELSE 'error' END AS outcome,
+           (r.flags >> 2) & 1 AS threw, i.instance, r.extensions
+      FROM raw_samples r
+      JOIN series    s ON s.id = r.series_id
+      JOIN patterns  p ON p.id = s.pattern_id
+      JOIN instances i ON i.id = s.instance_id;
+  `,
 ];
 
 export type Db = Database.Database;
@@ -201,8 +221,9 @@ function migrate(db: Db, path: string): void {
         db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run('bucket_ms', String(BUCKET_MS));
         db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run('created_at', new Date().toISOString());
       }
-      if (v === 3) rebuildFleetRollups(db);
     }
+    // Filled once every table has its latest columns (fleet_rollups came with version 4).
+    if (version < 4) rebuildFleetRollups(db);
     if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -37,7 +37,7 @@ export interface WriteResult {
 
 // Raw rows go in by this many per INSERT: binding one statement per row costs more than SQLite's work.
 const ROWS_PER_INSERT = 32;
-const RAW_COLUMNS = 6;
+const RAW_COLUMNS = 7;
 const KEY_CACHE_LIMIT = 10_000;
 
 /**
@@ -75,7 +75,7 @@ export class SampleWriter {
     private readonly options: SampleWriterOptions,
   ) {
     const row = `(${new Array(RAW_COLUMNS).fill('?').join(', ')})`;
-    const insert = 'INSERT INTO raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags) VALUES ';
+    const insert = 'INSERT INTO raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags, extensions) VALUES ';
     this.insertRawMany = db.prepare(insert + new Array(ROWS_PER_INSERT).fill(row).join(', '));
     this.insertRawOne = db.prepare(insert + row);
     this.insertPattern = db.prepare('INSERT OR IGNORE INTO patterns (pattern) VALUES (?)');
@@ -138,9 +138,10 @@ export class SampleWriter {
             const instanceId = this.instanceIdOf(batch.instance);
             if (this.insertStreamBatch.run(instanceId, batch.epoch, batch.seq, Date.now()).changes === 0) continue;
             applied++;
-            for (const [tsMs, key, pattern, holdUs, waitUs, ttlMs, flags] of batch.raw) {
+            for (const [tsMs, key, pattern, holdUs, waitUs, ttlMs, flags, extensions] of batch.raw) {
               const patternId = this.patternIdOf(pattern, true);
-              this.insertRawOne.run([tsMs, key, this.seriesIdOf(patternId, instanceId, ttlMs), holdUs < 0 ? null : holdUs, waitUs, flags]);
+              const seriesId = this.seriesIdOf(patternId, instanceId, ttlMs);
+              this.insertRawOne.run([tsMs, key, seriesId, holdUs < 0 ? null : holdUs, waitUs, flags, extensions]);
             }
             for (const d of batch.rollups) {
               samples += d.count;
@@ -185,6 +186,7 @@ export class SampleWriter {
       const waitUs = numbers[o + 2]!;
       const ttlMs = numbers[o + 3]!;
       const attempts = numbers[o + 4]!;
+      const extensions = numbers[o + 5]!;
       const flag = flags[i]!;
       const outcome = flag & 3;
       const threw = (flag >> 2) & 1;
@@ -211,6 +213,7 @@ export class SampleWriter {
         params[p + 3] = holdUs < 0 ? null : holdUs;
         params[p + 4] = waitUs;
         params[p + 5] = flag | (attempts * 8);
+        params[p + 6] = extensions;
         raw++;
         if (++pendingRows === ROWS_PER_INSERT) {
           this.insertRawMany.run(params);
@@ -229,7 +232,7 @@ export class SampleWriter {
         delta = newDelta(patternId, instanceId, bucketStartMs, tsMs);
         deltas.set(id, delta);
       }
-      addSample(delta, tsMs, holdUs, waitUs, ttlMs, outcome, threw);
+      addSample(delta, tsMs, holdUs, waitUs, ttlMs, outcome, threw, extensions);
     }
     for (let r = 0; r < pendingRows; r++) this.insertRawOne.run(params.slice(r * RAW_COLUMNS, (r + 1) * RAW_COLUMNS));
     for (const delta of deltas.values()) this.upsert(delta);

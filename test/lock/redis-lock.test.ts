@@ -238,7 +238,8 @@ describe.each(CLIENT_KINDS)('through %s', (kind) => {
       const key = newKey();
       const error = await withLock(redis, key, () => sleep(150), { ttlMs: 50, throwOnLockLost: true }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LockLostError);
-      expect((error as LockLostError).heldMs).toBeGreaterThanOrEqual(150);
+      // Node's timers may fire a fraction of a millisecond early by the monotonic clock.
+      expect((error as LockLostError).heldMs).toBeGreaterThanOrEqual(149);
     });
 
     it('control: a lock whose TTL covers the section is never lost', async () => {

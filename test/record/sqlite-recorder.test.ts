@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { SqliteRecorder, type LockSample, type RecorderWarning } from '../../src/index.js';
+import { SqliteRecorder, analyze, type LockSample, type RecorderWarning } from '../../src/index.js';
 import { Histogram } from '../../src/store/histogram/histogram.js';
 import { SCHEMA_VERSION } from '../../src/store/format.js';
 import { countRows, queryDb, rollupTotal } from '../helpers/db.js';
@@ -88,12 +88,29 @@ describe('SqliteRecorder', () => {
         outcome: 'released',
         threw: 0,
         instance: 'api-7',
+        extensions: 0,
       },
     ]);
     expect(queryDb<{ user_version: number }>(path, 'PRAGMA user_version')[0]!.user_version).toBe(SCHEMA_VERSION);
     expect(queryDb<{ journal_mode: string }>(path, 'PRAGMA journal_mode')[0]!.journal_mode).toBe('wal');
     const rollup = queryDb<{ bucket_start_ms: number; first_ts_ms: number }>(path, 'SELECT bucket_start_ms, first_ts_ms FROM rollups')[0]!;
     expect(rollup.bucket_start_ms).toBe(1_767_225_600_000);
+  });
+
+  it('records how often locks were extended, per raw row and per rollup, and the analysis says so', async () => {
+    const path = dbPath();
+    const recorder = new SqliteRecorder({ path, instance: 'api-8' });
+    const at = 1_767_225_600_000;
+    for (let i = 0; i < 10; i++) {
+      recorder.record({ key: `job:lock:${i}`, holdMs: 50, ttlMs: 1000, outcome: 'released', at: at + i, extensions: i < 3 ? i + 1 : 0 });
+    }
+    await recorder.close();
+    expect(queryDb<{ e: number }>(path, 'SELECT extensions AS e FROM samples ORDER BY ts_ms').map((r) => r.e)).toEqual([1, 2, 3, 0, 0, 0, 0, 0, 0, 0]);
+    expect(queryDb(path, 'SELECT extended, extensions FROM rollups')).toEqual([{ extended: 3, extensions: 6 }]);
+    expect(queryDb(path, 'SELECT extended, extensions FROM fleet_rollups')).toEqual([{ extended: 3, extensions: 6 }]);
+    const [pattern] = analyze([path]).patterns;
+    expect(pattern).toMatchObject({ extended: 3, extensions: 6 });
+    expect(pattern!.hints.join(' ')).toMatch(/3 lock\(s\) \(30\.0 %\) were extended while held, 6 time\(s\) in all/);
   });
 
   it('keeps a sampled fraction of raw rows while rollups count every lock', async () => {
