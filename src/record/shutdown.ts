@@ -12,9 +12,13 @@ export interface FlushOnShutdownOptions {
 
 /**
  * Makes sure buffered samples reach the disk when the process ends:
- * - on SIGTERM / SIGINT the recorder is written and closed synchronously; if
- *   nothing else listens to that signal, it is raised again so the process ends
- *   as it would have without us;
+ * - on SIGTERM / SIGINT, when nothing else listens to that signal, the recorder
+ *   is written and closed synchronously, and the signal is raised again so the
+ *   process ends as it would have without us;
+ * - when the application listens too (a graceful drain: stop taking requests,
+ *   finish those in flight, then exit), the recorder keeps recording, so the
+ *   locks that finish during the drain are recorded; it is flushed now and
+ *   closed on `exit`;
  * - on `beforeExit` (the event loop ran dry) it is flushed;
  * - on `exit` (also after an explicit exit call) it is written and closed synchronously.
  *
@@ -30,15 +34,22 @@ export function flushOnShutdown(recorder: ClosableRecorder, options: FlushOnShut
     }
   };
   const onSignal = (signal: NodeJS.Signals): void => {
+    if (process.listenerCount(signal) > 1) {
+      // The application drains and exits by itself: keep recording until then, close on `exit`.
+      recorder.flush().catch(() => undefined);
+      return;
+    }
     closeNow();
     remove();
-    // We replaced the default action by listening; restore it if no one else handles the signal.
-    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    // We replaced the default action by listening; restore it, as no one else handles the signal.
+    process.kill(process.pid, signal);
   };
   const onBeforeExit = (): void => {
     recorder.flush().catch(() => undefined);
   };
-  for (const signal of signals) process.on(signal, onSignal);
+  // First in line, so that every handler of the application (`once` ones included) is still
+  // registered when we look: their presence tells whether the application drains by itself.
+  for (const signal of signals) process.prependListener(signal, onSignal);
   process.on('beforeExit', onBeforeExit);
   process.on('exit', closeNow);
 

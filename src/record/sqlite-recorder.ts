@@ -5,7 +5,7 @@ import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecord
 import { type LockSample, type RecorderStats, type SampleRecorder } from './sample.js';
 import { WarnOnce, type RecorderWarning } from './warnings.js';
 import { encodeBatch, transferList } from './writer/batch.js';
-import { SHARED, type FromWriter, type ToWriter, type WriterInit } from './writer/protocol.js';
+import { SHARED, type FromWriter, type RecorderCounters, type ToWriter, type WriterInit } from './writer/protocol.js';
 import { spawnWriterThread } from './writer/spawn.js';
 
 // Batches handed to the writer thread and not yet written; bounds memory beyond the queue.
@@ -143,7 +143,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.dispatchAll();
     const worker = this.worker;
     if (worker) {
-      this.post({ type: 'close', timeoutMs: Math.max(0, deadline - Date.now()) });
+      this.post({ type: 'close', timeoutMs: Math.max(0, deadline - Date.now()), counters: this.counters() });
       await this.waitFor(() => Atomics.load(this.flags, SHARED.closed) === 1, Math.max(0, deadline - Date.now()) + 100);
     }
     this.settle();
@@ -162,7 +162,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.dispatchAll();
     if (this.worker) {
       const deadline = Date.now() + this.options.flushTimeoutMs;
-      this.post({ type: 'close', timeoutMs: this.options.flushTimeoutMs });
+      this.post({ type: 'close', timeoutMs: this.options.flushTimeoutMs, counters: this.counters() });
       // The writer runs on its own thread: it keeps writing while this one waits.
       while (Atomics.load(this.flags, SHARED.closed) === 0) {
         const left = deadline - Date.now();
@@ -231,10 +231,14 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.dispatched += encoded.batch.count;
     this.inFlightBatches++;
     this.post(
-      { type: 'batch', batch: encoded.batch, counters: { recorded: this.recorded, droppedBeforeWriter: this.droppedHere } },
+      { type: 'batch', batch: encoded.batch, counters: this.counters() },
       transferList(encoded.batch),
     );
     return true;
+  }
+
+  private counters(): RecorderCounters {
+    return { recorded: this.recorded, droppedBeforeWriter: this.droppedHere };
   }
 
   private post(message: ToWriter, transfer: ArrayBuffer[] = []): void {

@@ -9,7 +9,10 @@ export interface RecorderWarning {
 
 /**
  * Reports each kind of warning once, to a callback and as a `warning` event.
- * A throwing listener never reaches the caller of `record()` or a timer.
+ * When nobody listens (no callback, no `warning` listener), it goes to
+ * `process.emitWarning` instead, which Node prints as one line on stderr: a
+ * recorder that loses samples is never silent. A throwing listener never
+ * reaches the caller of `record()` or a timer.
  */
 export class WarnOnce {
   private readonly warned = new Set<RecorderWarning['kind']>();
@@ -29,7 +32,8 @@ export class WarnOnce {
       /* ignored on purpose */
     }
     try {
-      this.emitter.emit('warning', warning);
+      if (this.callback || this.emitter.listenerCount('warning') > 0) this.emitter.emit('warning', warning);
+      else process.emitWarning(`ttl-advisor: ${message}`, { type: 'TtlAdvisorWarning', code: `TTL_ADVISOR_${kind.toUpperCase().replace(/-/g, '_')}` });
     } catch {
       /* ignored on purpose */
     }

@@ -123,6 +123,11 @@ export class SampleWriter {
     }
   }
 
+  /** Stores a recorder's counters alone (its final ones, at close). */
+  writeCounters(counters: WriterCounters): void {
+    this.upsertStats.run(this.instanceIdOf(this.options.instance), Date.now(), counters.recorded, counters.written, counters.dropped);
+  }
+
   /**
    * Applies delta batches in one transaction: each one exactly once (a batch
    * whose (instance, epoch, seq) is already recorded is skipped). Returns how

@@ -291,3 +291,35 @@ describe('SqliteRecorder', () => {
     expect(rollupTotal(path)).toBe(7000);
   });
 });
+
+const shutdownChild = fileURLToPath(new URL('../helpers/shutdown-child.ts', import.meta.url));
+
+describe('SqliteRecorder: never silent, and cooperating with a graceful shutdown', () => {
+  it('with nobody listening, each kind of failure is printed once through process warnings', async () => {
+    const notADirectory = join(dir, 'not-a-directory');
+    writeFileSync(notADirectory, 'x');
+    const path = join(notADirectory, 'samples.db');
+    const quiet = await run(process.execPath, ['--import', 'tsx', shutdownChild, path, 'unwritable']);
+    expect(JSON.parse(quiet.stdout)).toMatchObject({ recorded: 30, written: 0, dropped: 30 });
+    const lines = quiet.stderr.split('\n').filter((l) => l.includes('TtlAdvisorWarning'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/TtlAdvisorWarning: ttl-advisor: Cannot open samples database .*samples\.db/);
+    // Control: someone listens, so nothing is printed.
+    const listened = await run(process.execPath, ['--import', 'tsx', shutdownChild, path, 'unwritable-listened']);
+    expect(listened.stderr).not.toMatch(/TtlAdvisorWarning/);
+  });
+
+  it('locks that finish during the application’s own drain after SIGTERM are recorded, and the counters on disk are the true ones', async () => {
+    const path = dbPath();
+    const proc = spawn(process.execPath, ['--import', 'tsx', shutdownChild, path, 'drain'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      proc.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+      proc.once('exit', (code) => reject(new Error(`child exited early with ${code}`)));
+    });
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    proc.kill('SIGTERM');
+    expect(await exited).toBe(0); // the application's drain decided when to exit
+    expect(rollupTotal(path)).toBe(1500);
+    expect(queryDb(path, 'SELECT recorded, written, dropped FROM recorder_stats')).toEqual([{ recorded: 1500, written: 1500, dropped: 0 }]);
+  });
+});

@@ -18,7 +18,10 @@ export interface RecorderCounters {
   droppedBeforeWriter: number;
 }
 
-export type ToWriter = { type: 'batch'; batch: EncodedBatch; counters: RecorderCounters } | { type: 'close'; timeoutMs: number };
+export type ToWriter =
+  | { type: 'batch'; batch: EncodedBatch; counters: RecorderCounters }
+  /** The recorder's final counters, written last, so the file's recorder row tells the truth. */
+  | { type: 'close'; timeoutMs: number; counters: RecorderCounters };
 
 export interface WriterWarning {
   kind: 'open-failed' | 'write-failed' | 'pattern-overflow';

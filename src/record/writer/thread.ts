@@ -21,12 +21,12 @@ let writer: SampleWriter | undefined;
 const queue: { batch: EncodedBatch; counters: RecorderCounters }[] = [];
 let working = false;
 let closeDeadline = Number.POSITIVE_INFINITY;
-let closing = false;
+let closing: RecorderCounters | undefined;
 
 parentPort!.on('message', (message: ToWriter) => {
   if (message.type === 'batch') queue.push({ batch: message.batch, counters: message.counters });
   else {
-    closing = true;
+    closing = message.counters;
     closeDeadline = Date.now() + message.timeoutMs;
   }
   work();
@@ -70,11 +70,7 @@ function writeOne({ batch, counters }: { batch: EncodedBatch; counters: Recorder
       });
     }
     opening = false;
-    const result = writer.write(batch, {
-      recorded: counters.recorded,
-      written: totals[SHARED.written]! + batch.count,
-      dropped: counters.droppedBeforeWriter + totals[SHARED.dropped]!,
-    });
+    const result = writer.write(batch, countersOf(counters, batch.count));
     totals[SHARED.rawWritten] = totals[SHARED.rawWritten]! + result.raw;
     if (result.patternOverflow > 0) {
       totals[SHARED.patternOverflow] = totals[SHARED.patternOverflow]! + result.patternOverflow;
@@ -100,6 +96,15 @@ function writeOne({ batch, counters }: { batch: EncodedBatch; counters: Recorder
     closeDb();
     return 'dropped';
   }
+}
+
+/** The counters stored with a batch (`adding` samples about to be written) or at close. */
+function countersOf(counters: RecorderCounters, adding = 0): { recorded: number; written: number; dropped: number } {
+  return {
+    recorded: counters.recorded,
+    written: totals[SHARED.written]! + adding,
+    dropped: counters.droppedBeforeWriter + totals[SHARED.dropped]!,
+  };
 }
 
 function drop(count: number): void {
@@ -128,6 +133,12 @@ function closeDb(): void {
 }
 
 function finish(): void {
+  // The final counters, after the last batch: what the recorder recorded and dropped up to its close.
+  try {
+    writer?.writeCounters(countersOf(closing!));
+  } catch {
+    // the batches' own counters stay; nothing more can be done on a failing file
+  }
   closeDb();
   Atomics.store(flags, SHARED.closed, 1);
   Atomics.add(flags, SHARED.progress, 1);
