@@ -1,11 +1,14 @@
 // One service instance of the double-order incident: runs `concurrency` "create order"
 // calls at once against the shared stock in Redis, with or without the lock.
-// argv: <redis url> <run id> <concurrency> <locked|unlocked> <samples db>
+// The lock goes through the client kind given; the shop's own commands through ioredis.
+// argv: <redis url> <run id> <concurrency> <locked|unlocked> <samples db> <client kind>
 import { Redis } from 'ioredis';
 import { LockNotAcquiredError, SqliteRecorder, withLock } from '../../src/index.js';
+import { connectClient, type ClientKind } from './clients.js';
 
-const [url, runId, concurrencyText, mode, dbPath] = process.argv.slice(2);
+const [url, runId, concurrencyText, mode, dbPath, kind] = process.argv.slice(2);
 const redis = new Redis(url!);
+const lockConnection = await connectClient((kind ?? 'ioredis 5') as ClientKind, url!);
 const recorder = new SqliteRecorder({ path: dbPath!, busyTimeoutMs: 1000 });
 const stockKey = `incident:${runId}:stock`;
 const ordersKey = `incident:${runId}:orders`;
@@ -34,7 +37,7 @@ const results = await Promise.all(
     const customer = `${process.pid}-${i}`;
     if (mode === 'unlocked') return createOrder(customer);
     try {
-      return await withLock(redis, `order:lock:product:${runId}`, () => createOrder(customer), {
+      return await withLock(lockConnection.client, `order:lock:product:${runId}`, () => createOrder(customer), {
         ttlMs: 5_000,
         recorder,
         retry: { count: 1000, delayMs: 5, jitterMs: 10 },
@@ -48,4 +51,5 @@ const results = await Promise.all(
 );
 await recorder.close();
 redis.disconnect();
+await lockConnection.close();
 process.stdout.write('results ' + JSON.stringify(results) + '\n');

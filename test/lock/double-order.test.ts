@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { CLIENT_KINDS, type ClientKind } from '../helpers/clients.js';
 import { queryDb } from '../helpers/db.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -38,11 +39,11 @@ const CONCURRENCY = 25;
 const STOCK = 50;
 
 /** 4 service instances × 25 concurrent "create order" calls on a product with 50 in stock. */
-async function sellOut(mode: 'locked' | 'unlocked') {
+async function sellOut(mode: 'locked' | 'unlocked', kind: ClientKind = 'ioredis 5') {
   const runId = randomUUID();
-  const db = join(dir, `${mode}.db`);
+  const db = join(dir, `${mode}-${kind.replace(/\W/g, '')}.db`);
   await redis.set(`incident:${runId}:stock`, STOCK);
-  const workers = Array.from({ length: WORKERS }, () => startWorker([url, runId, String(CONCURRENCY), mode, db]));
+  const workers = Array.from({ length: WORKERS }, () => startWorker([url, runId, String(CONCURRENCY), mode, db, kind]));
   await Promise.all(workers.map((w) => w.ready));
   await redis.rpush(`incident:${runId}:go`, ...workers.map(() => 'go'));
   const results = (await Promise.all(workers.map((w) => w.done))).flat();
@@ -56,8 +57,8 @@ async function sellOut(mode: 'locked' | 'unlocked') {
 }
 
 describe('the double-order incident', () => {
-  it('under withLock: exactly 50 orders, stock ends at 0 and never goes negative', async () => {
-    const { results, orders, stock, lowest, db } = await sellOut('locked');
+  it.each(CLIENT_KINDS)('under withLock through %s: exactly 50 orders, stock ends at 0 and never goes negative', async (kind) => {
+    const { results, orders, stock, lowest, db } = await sellOut('locked', kind);
     expect(results).toHaveLength(WORKERS * CONCURRENCY);
     expect(results.filter((r) => r === 'ordered')).toHaveLength(STOCK);
     expect(results.filter((r) => r === 'sold-out')).toHaveLength(WORKERS * CONCURRENCY - STOCK);
