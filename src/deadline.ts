@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+
 /** A Redis reply did not arrive within `commandTimeoutMs`. */
 export class CommandTimeoutError extends Error {
   override readonly name = 'CommandTimeoutError';
@@ -14,8 +16,10 @@ export class CommandTimeoutError extends Error {
  * commands more still (hash churn). Pending commands instead sit in an
  * intrusive doubly linked list (O(1) to add and remove, nothing to hash), and
  * one shared watchdog, running only while commands are pending, rejects the
- * overdue ones. Deadlines are counted in watchdog ticks, so arming one reads
- * no clock. A timeout fires between one tick early and one tick late.
+ * overdue ones. Deadlines are absolute monotonic times, so a busy event loop
+ * that delays the watchdog does not stretch them: the first check after a
+ * deadline fails the command (counting ticks instead turned 500 ms into
+ * 1.5 s behind 30 ms turns). A timeout fires at most one tick late.
  */
 export const WATCHDOG_TICK_MS = 10;
 
@@ -24,7 +28,7 @@ class PendingCommand<T> {
   next: PendingCommand<unknown> | Sentinel;
 
   constructor(
-    /** In watchdog ticks. */
+    /** Monotonic time (performance.now(), ms) after which the command has failed. */
     readonly deadline: number,
     readonly timeoutMs: number,
     private readonly resolve: (value: T) => void,
@@ -66,7 +70,6 @@ const detached: Sentinel = { prev: undefined!, next: undefined! };
 detached.prev = detached.next = detached;
 
 let watchdog: NodeJS.Timeout | undefined;
-let ticks = 0;
 
 function checkDeadlines(): void {
   if (sentinel.next === sentinel) {
@@ -74,19 +77,19 @@ function checkDeadlines(): void {
     watchdog = undefined;
     return;
   }
-  ticks++;
+  const now = performance.now();
   let node = sentinel.next;
   while (node !== sentinel) {
     const command = node as PendingCommand<unknown>;
     node = command.next;
-    if (command.deadline <= ticks) command.fail(new CommandTimeoutError(command.timeoutMs));
+    if (command.deadline <= now) command.fail(new CommandTimeoutError(command.timeoutMs));
   }
 }
 
 /** Resolves or rejects as `pending` does, or rejects with {@link CommandTimeoutError} after about `timeoutMs`. */
 export function withDeadline<T>(pending: Promise<T>, timeoutMs: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const deadline = ticks + Math.max(1, Math.round(timeoutMs / WATCHDOG_TICK_MS));
+    const deadline = performance.now() + timeoutMs;
     const command = new PendingCommand<T>(deadline, timeoutMs, resolve, reject);
     if (!watchdog) {
       watchdog = setInterval(checkDeadlines, WATCHDOG_TICK_MS);
