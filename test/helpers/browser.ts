@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
@@ -18,16 +19,48 @@ export async function launchChromium(): Promise<Browser> {
   const explicit = process.env.CHROMIUM_PATH;
   if (explicit) return chromium.launch({ executablePath: explicit, args: QUIET });
 
-  const { default: packaged, inflate } = await import('@sparticuz/chromium');
-  const executablePath = await packaged.executablePath();
+  const { default: packaged } = await import('@sparticuz/chromium');
+  const folder = unpackFolder();
+  let executablePath = await withEnv({ TMPDIR: folder }, () => packaged.executablePath());
   let env: Record<string, string> | undefined;
   if (missingLibraries(executablePath)) {
-    const bin = join(dirname(createRequire(import.meta.url).resolve('@sparticuz/chromium')), '..', 'bin');
-    const lib = join(await inflate(join(bin, 'al2023.tar.br')), 'lib');
-    env = { ...(process.env as Record<string, string>), LD_LIBRARY_PATH: lib };
+    // Unpacked again as on AWS Lambda, where the package brings its own libraries too.
+    rmSync(executablePath, { force: true });
+    executablePath = await withEnv({ TMPDIR: folder, AWS_LAMBDA_JS_RUNTIME: 'nodejs20.x' }, () => packaged.executablePath());
+    env = { ...(process.env as Record<string, string>), LD_LIBRARY_PATH: join(folder, 'al2023', 'lib') };
   }
   const args = [...QUIET, '--font-render-hinting=none', '--headless=shell'];
   return chromium.launch({ executablePath, args, ...(env && { env }) });
+}
+
+/**
+ * The package unpacks into the temp folder's `chromium`, whatever its version, and reuses
+ * whatever it finds there: a folder per package version keeps two versions apart.
+ */
+function unpackFolder(): string {
+  const require = createRequire(import.meta.url);
+  let dir = dirname(require.resolve('@sparticuz/chromium'));
+  while (!existsSync(join(dir, 'package.json')) || JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name !== '@sparticuz/chromium') {
+    dir = dirname(dir);
+  }
+  const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
+  const folder = join(tmpdir(), `ttl-advisor-chromium-${version}`);
+  mkdirSync(folder, { recursive: true });
+  return folder;
+}
+
+/** Runs `fn` with some environment variables set (os.tmpdir() reads TMPDIR on every call), then restores them. */
+async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
 }
 
 function missingLibraries(executable: string): boolean {
