@@ -1,4 +1,4 @@
-import { globToRegExp } from '../keys/glob.js';
+import { globMatcher } from '../keys/glob.js';
 import { BUCKET_MS } from '../store/format.js';
 import { rollupValuesSql, type RollupValues } from '../store/rollup.js';
 import type { Statement } from 'better-sqlite3';
@@ -25,10 +25,10 @@ export class RollupReader {
   private readonly sources: { ids: Map<string, number>; rows: Statement<[number, number, number]> }[] = [];
   private readonly fromBucket: number;
   private readonly toBucket: number;
-  private readonly matchers: RegExp[];
+  private readonly matchers: ((text: string) => boolean)[];
 
   constructor(paths: readonly string[], filter: RollupFilter) {
-    this.matchers = filter.patterns.map((glob) => globToRegExp(glob));
+    this.matchers = filter.patterns.map(globMatcher);
     this.fromBucket = filter.sinceMs === undefined ? Number.MIN_SAFE_INTEGER : Math.floor(filter.sinceMs / BUCKET_MS) * BUCKET_MS;
     this.toBucket = filter.untilMs === undefined ? Number.MAX_SAFE_INTEGER : Math.ceil(filter.untilMs / BUCKET_MS) * BUCKET_MS;
     try {
@@ -54,7 +54,7 @@ export class RollupReader {
   /** Pattern names in any database that pass the globs, sorted. */
   patternNames(): string[] {
     return [...new Set(this.sources.flatMap((s) => [...s.ids.keys()]))]
-      .filter((name) => this.matchers.length === 0 || this.matchers.some((m) => m.test(name)))
+      .filter((name) => this.matchers.length === 0 || this.matchers.some((matches) => matches(name)))
       .sort();
   }
 

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { analyze, type Analysis } from '../analyze/analyze.js';
 import { ConfigError, TtlAdvisorError } from '../errors.js';
-import { globToRegExp } from '../keys/glob.js';
+import { globMatcher } from '../keys/glob.js';
 import { DEFAULT_DB_PATH } from '../record/recorder-options.js';
 import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS, WEEK_MS } from '../units.js';
 import type { Io } from './io.js';
@@ -59,16 +59,16 @@ export function expandDbPaths(paths: readonly string[]): string[] {
     const name = basename(path);
     if (!/[*?]/.test(name)) return [path];
     const dir = dirname(path);
-    const re = globToRegExp(name, '');
+    const matches = globMatcher(name);
     let entries: string[];
     try {
       entries = readdirSync(dir);
     } catch {
       throw new TtlAdvisorError(`No samples database matches ${path}`);
     }
-    const matches = entries.filter((e) => re.test(e)).sort().map((e) => join(dir, e));
-    if (matches.length === 0) throw new TtlAdvisorError(`No samples database matches ${path}`);
-    return matches;
+    const found = entries.filter(matches).sort().map((e) => join(dir, e));
+    if (found.length === 0) throw new TtlAdvisorError(`No samples database matches ${path}`);
+    return found;
   });
 }
 

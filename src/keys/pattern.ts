@@ -60,8 +60,16 @@ function normalizeToken(token: string): string {
  */
 export interface CompiledTemplate {
   readonly template: string;
-  readonly regex: RegExp;
+  /** Whether a key (or a pattern) fits the template. */
+  matches(key: string): boolean;
 }
+
+/**
+ * Keys longer than this are not matched against templates (they fall to the
+ * heuristics, which are linear and capped): matching is linear already, this
+ * bounds it per key.
+ */
+export const MAX_TEMPLATE_KEY_LENGTH = 1024;
 
 /** Compiles templates once; throws {@link ConfigError} for an empty template or one without a placeholder. */
 export function compileTemplates(templates: readonly string[]): CompiledTemplate[] {
@@ -69,15 +77,33 @@ export function compileTemplates(templates: readonly string[]): CompiledTemplate
     if (typeof template !== 'string' || template.length === 0) {
       throw new ConfigError(`Expected each pattern template to be a non-empty string, got \`${String(template)}\``);
     }
-    const parts = template.split(/(\{[^{}]+\})/);
-    if (parts.length < 2) {
+    // Literal text between the placeholders: n placeholders, n + 1 literals (possibly empty).
+    const literals = template.split(/\{[^{}]+\}/);
+    if (literals.length < 2) {
       throw new ConfigError(`Expected pattern template \`${template}\` to contain a {placeholder}`);
     }
-    const source = parts
-      .map((part, i) => (i % 2 === 1 ? '(.+?)' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-      .join('');
-    return { template, regex: new RegExp(`^${source}$`, 's') };
+    return { template, matches: (key: string) => matchesTemplate(literals, key) };
   });
+}
+
+/**
+ * Whether `key` is literal₀ · (1+ chars) · literal₁ · … · literalₙ. Each middle
+ * literal is taken at its earliest place, which leaves the most room for the
+ * rest, so one pass decides: linear in the key, where the regular expression
+ * `(.+?)` per placeholder backtracked for seconds on a long key.
+ */
+function matchesTemplate(literals: readonly string[], key: string): boolean {
+  if (key.length > MAX_TEMPLATE_KEY_LENGTH) return false;
+  const first = literals[0]!;
+  const last = literals[literals.length - 1]!;
+  if (!key.startsWith(first) || !key.endsWith(last)) return false;
+  let pos = first.length;
+  for (let i = 1; i < literals.length - 1; i++) {
+    const at = key.indexOf(literals[i]!, pos + 1); // the placeholder before it takes one character or more
+    if (at < 0) return false;
+    pos = at + literals[i]!.length;
+  }
+  return key.length - last.length >= pos + 1;
 }
 
 /**
@@ -86,6 +112,6 @@ export function compileTemplates(templates: readonly string[]): CompiledTemplate
  */
 export function resolvePattern(key: string, templates: readonly CompiledTemplate[], explicit?: string): string {
   if (explicit !== undefined && explicit !== '') return explicit;
-  for (const t of templates) if (t.regex.test(key)) return t.template;
+  for (const t of templates) if (t.matches(key)) return t.template;
   return patternOf(key);
 }

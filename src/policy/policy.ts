@@ -78,7 +78,7 @@ export class TtlPolicy implements TtlSource {
     const exact = this.document.locks[pattern];
     if (exact && Object.hasOwn(this.document.locks, pattern)) return { pattern, entry: exact };
     for (const t of this.templates) {
-      if (t.regex.test(pattern)) return { pattern: t.template, entry: this.document.locks[t.template]! };
+      if (t.matches(pattern)) return { pattern: t.template, entry: this.document.locks[t.template]! };
     }
     return undefined;
   }
@@ -92,7 +92,7 @@ export class TtlPolicy implements TtlSource {
   }
 
   private templateFor(key: string): { pattern: string; entry: PolicyEntry } | undefined {
-    const t = this.templates.find((candidate) => candidate.regex.test(key));
+    const t = this.templates.find((candidate) => candidate.matches(key));
     return t && { pattern: t.template, entry: this.document.locks[t.template]! };
   }
 }

@@ -61,8 +61,8 @@ describe('templates', () => {
 
   it('treats regex characters in templates literally', () => {
     const [t] = compileTemplates(['a.b*:{id}']);
-    expect(t!.regex.test('a.b*:1')).toBe(true);
-    expect(t!.regex.test('axbb:1')).toBe(false);
+    expect(t!.matches('a.b*:1')).toBe(true);
+    expect(t!.matches('axbb:1')).toBe(false);
   });
 
   it('rejects a template without a placeholder', () => {
