@@ -48,10 +48,14 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
 
   const reader = new RollupReader(dbPaths, { sinceMs, untilMs, patterns: options.patterns ?? [] });
   const patterns: PatternAnalysis[] = [];
+  const unreadable = new Map<string, number>();
   try {
     for (const name of reader.patternNames()) {
       const rows = reader.rowsOf(name);
-      if (rows.length > 0) patterns.push(summarize(name, rows, policy));
+      if (rows.length === 0) continue;
+      const summary = summarize(name, rows, policy);
+      if (summary.unreadableRows > 0) unreadable.set(name, summary.unreadableRows);
+      if (summary.unreadableRows < rows.length) patterns.push(summary);
     }
   } finally {
     reader.close();
@@ -64,6 +68,11 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
   const fromMs = patterns.length ? Math.min(...patterns.map((p) => p.firstMs)) : 0;
   const toMs = patterns.length ? Math.max(...patterns.map((p) => p.lastMs)) : 0;
   const warnings: string[] = [];
+  if (unreadable.size > 0) {
+    const rows = [...unreadable.values()].reduce((a, b) => a + b, 0);
+    const names = [...unreadable.keys()];
+    warnings.push(`${rows} rollup row(s) could not be read (a damaged file?) and were left out: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}.`);
+  }
   if (patterns.length === 0) warnings.push('No samples in the window yet: wrap your locks with a recorder and come back after a day or two.');
   else if (toMs - fromMs < DAY_MS) {
     warnings.push(

@@ -1,6 +1,6 @@
 import type { Outcome } from '../record/sample.js';
 import { DenseHistogram } from '../store/histogram/histogram.js';
-import { addEncodedRollup } from '../store/histogram/codec.js';
+import { addEncodedRollup, isReadableRollup } from '../store/histogram/codec.js';
 import { HOUR_MS, formatMs } from '../units.js';
 import { MIN_SAMPLES_FOR_P99, upperBoundRank } from './confidence.js';
 import type { HourRow } from './read-rollups.js';
@@ -48,6 +48,8 @@ export interface PatternAnalysis {
   hourly: HourlyPoint[];
   /** The hold-time distribution in log-spaced bins, for charts. */
   distribution: DistributionBin[];
+  /** Rollup rows whose distributions could not be decoded (a damaged file): left out of every figure. */
+  unreadableRows: number;
 }
 
 /** A wait p99 above this (ms), or more than {@link CONTENTION_NOT_ACQUIRED_RATE} failed acquisitions, suggests a too-broad key. */
@@ -68,6 +70,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
   let threw = 0;
   let extended = 0;
   let extensions = 0;
+  let unreadableRows = 0;
   let holdSumUs = 0;
   let firstMs = Number.POSITIVE_INFINITY;
   let lastMs = Number.NEGATIVE_INFINITY;
@@ -83,6 +86,10 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     }
   };
   for (const [bucketStartMs, rowCount, released, expired, notAcquired, error, rowThrew, rowHoldSumUs, , rowFirstMs, rowLastMs, hists, rowExtended, rowExtensions] of rows) {
+    if (!isReadableRollup(hists)) {
+      unreadableRows++;
+      continue;
+    }
     const rowHour = Math.floor(bucketStartMs / HOUR_MS) * HOUR_MS;
     if (rowHour !== hourStart) {
       closeHour();
@@ -164,6 +171,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     hints,
     hourly,
     distribution: logBins(hold),
+    unreadableRows,
   };
 }
 

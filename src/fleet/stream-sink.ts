@@ -4,6 +4,7 @@ import { withDeadline } from '../deadline.js';
 import { ConfigError } from '../errors.js';
 import { OVERFLOW_PATTERN, compileTemplates, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
 import { OUTCOME_CODE, defaultInstanceId, type LockSample, type RecorderStats, type SampleRecorder } from '../record/sample.js';
+import { checkSample } from '../record/check-sample.js';
 import { WarnOnce, type RecorderWarning } from '../record/warnings.js';
 import { addSample, bucketStartOf, newDelta, type RollupDelta } from '../store/rollup.js';
 import { toMicros } from '../units.js';
@@ -129,7 +130,13 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
         if (!this.closed) this.warnOnce('buffer-full', `Sample buffer full (${this.queue.length} samples); dropping samples`);
         return;
       }
-      this.queue.push(sample);
+      const checked = checkSample(sample);
+      if (typeof checked === 'string') {
+        this.dropped++;
+        this.warnOnce('invalid-sample', `Dropped an invalid sample: ${checked}`);
+        return;
+      }
+      this.queue.push(checked);
     } catch {
       this.dropped++;
     }

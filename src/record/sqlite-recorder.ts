@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { Worker } from 'node:worker_threads';
 import { compileTemplates } from '../keys/pattern.js';
+import { checkSample } from './check-sample.js';
+import { Conditions } from './conditions.js';
 import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecorderOptions } from './recorder-options.js';
 import { type LockSample, type RecorderStats, type SampleRecorder } from './sample.js';
 import { WarnOnce, type RecorderWarning } from './warnings.js';
@@ -51,7 +53,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   private closed = false;
   private readonly warnings: WarnOnce;
   private readonly timer: NodeJS.Timeout;
-  private readonly waiters = new Set<() => void>();
+  private readonly conditions = new Conditions();
 
   private readonly shared = new SharedArrayBuffer(SHARED.bytes);
   private readonly flags = new Int32Array(this.shared, 0, SHARED.flagSlots);
@@ -75,8 +77,9 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   }
 
   /**
-   * Queues one sample. Synchronous, O(1), never throws: when the queue is full
-   * or the recorder is closed, the sample is dropped and counted.
+   * Queues one sample. Synchronous, O(1), never throws: when the queue is full,
+   * the recorder is closed or the sample is invalid (see `SAMPLE_LIMITS`), the
+   * sample is dropped and counted, alone.
    */
   record(sample: LockSample): void {
     try {
@@ -87,7 +90,13 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
         if (!this.closed) this.warnOnce('buffer-full', `Sample buffer full (${pending} samples); dropping samples`);
         return;
       }
-      this.queue.push(sample);
+      const checked = checkSample(sample);
+      if (typeof checked === 'string') {
+        this.droppedHere++;
+        this.warnOnce('invalid-sample', `Dropped an invalid sample: ${checked}`);
+        return;
+      }
+      this.queue.push(checked);
       if (pending + 1 >= this.options.flushBatchSize && !this.dispatchScheduled) {
         this.dispatchScheduled = true;
         setImmediate(() => {
@@ -126,7 +135,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     if (!settled()) {
       this.drainRequested = true;
       this.dispatch();
-      await this.waitFor(settled, this.options.flushTimeoutMs);
+      await this.conditions.waitFor(settled, this.options.flushTimeoutMs);
     }
     return this.stats();
   }
@@ -139,12 +148,12 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.closed = true;
     this.drainRequested = true;
     this.dispatch();
-    await this.waitFor(() => this.queue.length === this.head && this.inFlightBatches === 0, this.options.flushTimeoutMs);
+    await this.conditions.waitFor(() => this.queue.length === this.head && this.inFlightBatches === 0, this.options.flushTimeoutMs);
     this.dispatchAll();
     const worker = this.worker;
     if (worker) {
       this.post({ type: 'close', timeoutMs: Math.max(0, deadline - Date.now()), counters: this.counters() });
-      await this.waitFor(() => Atomics.load(this.flags, SHARED.closed) === 1, Math.max(0, deadline - Date.now()) + 100);
+      await this.conditions.waitFor(() => Atomics.load(this.flags, SHARED.closed) === 1, Math.max(0, deadline - Date.now()) + 100);
     }
     this.settle();
     return this.stats();
@@ -189,7 +198,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     const worker = this.worker;
     this.worker = undefined;
     if (worker) void worker.terminate().catch(() => undefined);
-    this.wakeWaiters();
+    this.conditions.recheck();
   }
 
   /** Hands batches to the writer thread, at most {@link MAX_BATCHES_IN_FLIGHT} at a time. */
@@ -271,7 +280,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
         this.droppedHere += unconfirmed;
         this.dispatched -= unconfirmed;
         this.inFlightBatches = 0;
-        this.wakeWaiters();
+        this.conditions.recheck();
       });
       this.worker = worker;
       return worker;
@@ -288,29 +297,9 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     } else if (message.type === 'warning') {
       this.warnOnce(message.warning.kind, message.warning.message);
     }
-    this.wakeWaiters();
+    this.conditions.recheck();
   }
 
-  private waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-    if (condition()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const check = () => {
-        if (!condition()) return;
-        clearTimeout(timer);
-        this.waiters.delete(check);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(check);
-        resolve();
-      }, timeoutMs);
-      this.waiters.add(check);
-    });
-  }
-
-  private wakeWaiters(): void {
-    for (const check of [...this.waiters]) check();
-  }
 
   private advance(end: number): void {
     this.head = end;

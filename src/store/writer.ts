@@ -33,6 +33,8 @@ export interface WriteResult {
   written: number;
   raw: number;
   patternOverflow: number;
+  /** Stored rollup rows that could not be decoded and were replaced by the new data alone. */
+  replacedUnreadable: number;
 }
 
 // Raw rows go in by this many per INSERT: binding one statement per row costs more than SQLite's work.
@@ -62,6 +64,7 @@ export class SampleWriter {
   private readonly upsertFleet: Statement;
   // Reused for every row merge: decoding into dense arrays and encoding off them needs no sorting.
   private readonly scratch = new RollupSum();
+  private replacedUnreadable = 0;
   private readonly insertStreamBatch: Statement;
   private readonly params = new Array<unknown>(ROWS_PER_INSERT * RAW_COLUMNS);
 
@@ -107,6 +110,7 @@ export class SampleWriter {
 
   /** Writes one batch (and the recorder's counters, if given) in one IMMEDIATE transaction; all or nothing. */
   write(batch: EncodedBatch, counters?: WriterCounters): WriteResult {
+    this.replacedUnreadable = 0;
     try {
       return this.db
         .transaction(() => {
@@ -241,7 +245,9 @@ export class SampleWriter {
     }
     for (let r = 0; r < pendingRows; r++) this.insertRawOne.run(params.slice(r * RAW_COLUMNS, (r + 1) * RAW_COLUMNS));
     for (const delta of deltas.values()) this.upsert(delta);
-    return { written: batch.count, raw, patternOverflow: overflow };
+    const replacedUnreadable = this.replacedUnreadable;
+    this.replacedUnreadable = 0;
+    return { written: batch.count, raw, patternOverflow: overflow, replacedUnreadable };
   }
 
   /** Adds a delta to its instance's row and to the row summed over instances. */
@@ -256,7 +262,17 @@ export class SampleWriter {
     sum.clear();
     sum.addDelta(d);
     const existing = select.get(...key) as RollupValues | undefined;
-    if (existing) sum.addRow(existing);
+    if (existing) {
+      try {
+        sum.addRow(existing);
+      } catch {
+        // A damaged row would otherwise fail this and every later batch for its pattern-hour:
+        // it is replaced by the new data alone, and the loss is reported.
+        sum.clear();
+        sum.addDelta(d);
+        this.replacedUnreadable++;
+      }
+    }
     write.run(...key, ...sum.values());
   }
 

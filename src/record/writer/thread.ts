@@ -72,6 +72,12 @@ function writeOne({ batch, counters }: { batch: EncodedBatch; counters: Recorder
     opening = false;
     const result = writer.write(batch, countersOf(counters, batch.count));
     totals[SHARED.rawWritten] = totals[SHARED.rawWritten]! + result.raw;
+    if (result.replacedUnreadable > 0) {
+      warn({
+        kind: 'unreadable-rollup',
+        message: `${init.path} held ${result.replacedUnreadable} unreadable rollup row(s); replaced by the new samples (their old counts are lost)`,
+      });
+    }
     if (result.patternOverflow > 0) {
       totals[SHARED.patternOverflow] = totals[SHARED.patternOverflow]! + result.patternOverflow;
       warn({

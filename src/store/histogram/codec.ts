@@ -118,6 +118,18 @@ export function addEncodedRollup(bytes: Uint8Array, hold: DecodeTarget, wait: De
   if (end !== bytes.length) throw new RangeError('Corrupt rollup: trailing bytes');
 }
 
+const IGNORE: DecodeTarget = { addAt: () => undefined, addSummary: () => undefined };
+
+/** Whether a blob is a well-formed rollup blob: one unreadable row must be skipped, not fail a whole report. */
+export function isReadableRollup(bytes: Uint8Array): boolean {
+  try {
+    addEncodedRollup(bytes, IGNORE, IGNORE, new Map());
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 class VarintWriter {
   private buffer: Buffer;
   private length = 0;

@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SqliteRecorder, analyze, type LockSample, type RecorderWarning } from '../../src/index.js';
+import { runCli } from '../helpers/cli.js';
+import { queryDb, rollupTotal } from '../helpers/db.js';
+import { tempDir } from '../helpers/temp.js';
+import Database from 'better-sqlite3';
+
+const dir = tempDir();
+let n = 0;
+const dbPath = () => join(dir, `validation-${n++}.db`);
+const at = Date.UTC(2026, 10, 28, 10);
+const good = (i: number): LockSample => ({ key: `order:lock:product:${i % 7}`, at: at + i, holdMs: 1 + (i % 90), ttlMs: 3000, outcome: 'released' });
+
+function recorderWithWarnings(path: string) {
+  const warnings: RecorderWarning[] = [];
+  const recorder = new SqliteRecorder({ path, onWarning: (w) => warnings.push(w) });
+  return { recorder, warnings };
+}
+
+describe('a recorder validates each sample once, in record()', () => {
+  it('a sample whose getter throws, or a Proxy, is dropped alone: its batch of 5,000 is written', async () => {
+    const path = dbPath();
+    const { recorder, warnings } = recorderWithWarnings(path);
+    for (let i = 0; i < 5000; i++) {
+      recorder.record(good(i));
+      if (i === 2500) {
+        recorder.record({ ...good(i), get holdMs(): number { throw new Error('getter exploded'); } });
+        recorder.record(new Proxy(good(i), { get: () => { throw new Error('proxy exploded'); } }));
+      }
+    }
+    expect(await recorder.close()).toMatchObject({ recorded: 5002, written: 5000, dropped: 2 });
+    expect(rollupTotal(path)).toBe(5000);
+    expect(warnings.filter((w) => w.kind === 'invalid-sample')).toHaveLength(1);
+    expect(warnings[0]!.message).toMatch(/reading the sample threw: getter exploded/);
+  });
+
+  it('refuses numbers out of range — a TTL of 1e300, nanosecond timestamps — and the file stays readable', async () => {
+    const path = dbPath();
+    const { recorder, warnings } = recorderWithWarnings(path);
+    for (let i = 0; i < 400; i++) recorder.record(good(i));
+    recorder.record({ ...good(1), ttlMs: 1e300 });
+    recorder.record({ ...good(2), at: at * 1e6 }); // nanoseconds
+    recorder.record({ ...good(3), holdMs: Number.NaN });
+    recorder.record({ ...good(4), waitMs: -5 });
+    expect(await recorder.close()).toMatchObject({ recorded: 404, written: 400, dropped: 4 });
+    expect(warnings[0]!.message).toMatch(/`ttlMs` out of range: 1e\+300/);
+    const report = await runCli(['report', '--db', path, '--out', join(dir, 'out'), '--format', 'json']);
+    expect(report.code, report.stderr).toBe(0);
+    expect((await runCli(['stats', '--db', path])).code).toBe(0);
+  });
+
+  it('caps an explicit pattern like a derived one', async () => {
+    const path = dbPath();
+    const { recorder } = recorderWithWarnings(path);
+    recorder.record({ ...good(1), pattern: '🔒'.repeat(1_000_000) });
+    await recorder.close();
+    const { pattern } = queryDb<{ pattern: string }>(path, 'SELECT pattern FROM patterns')[0]!;
+    expect([...pattern].length).toBe(200);
+    expect(pattern.endsWith('🔒…')).toBe(true);
+  });
+
+  it('one unreadable rollup row neither fails the report nor blocks later batches for its hour', async () => {
+    const path = dbPath();
+    const first = recorderWithWarnings(path);
+    for (let i = 0; i < 700; i++) first.recorder.record(good(i));
+    first.recorder.record({ ...good(1), key: 'mail:lock:user:1' });
+    await first.recorder.close();
+    const db = new Database(path);
+    db.prepare("UPDATE rollups SET hists = x'01ff' WHERE pattern_id = (SELECT id FROM patterns WHERE pattern = 'mail:lock:user:{id}')").run();
+    db.prepare("UPDATE fleet_rollups SET hists = x'01ff' WHERE pattern_id = (SELECT id FROM patterns WHERE pattern = 'mail:lock:user:{id}')").run();
+    db.close();
+
+    const analysis = analyze([path]);
+    expect(analysis.patterns.map((p) => [p.pattern, p.count])).toEqual([['order:lock:product:{id}', 700]]);
+    expect(analysis.warnings.join(' ')).toMatch(/1 rollup row\(s\) could not be read .*mail:lock:user:\{id\}/);
+
+    // Recording into that pattern-hour again replaces the damaged row and says so.
+    const second = recorderWithWarnings(path);
+    for (let i = 0; i < 3; i++) second.recorder.record({ ...good(i), key: 'mail:lock:user:2' });
+    expect(await second.recorder.close()).toMatchObject({ written: 3, dropped: 0 });
+    expect(second.warnings.map((w) => w.kind)).toEqual(['unreadable-rollup']);
+    expect(analyze([path]).patterns.find((p) => p.pattern === 'mail:lock:user:{id}')?.count).toBe(3);
+  });
+});
