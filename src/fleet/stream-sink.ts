@@ -2,15 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { withDeadline } from '../deadline.js';
 import { ConfigError } from '../errors.js';
-import { OVERFLOW_PATTERN, compileTemplates, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
-import { OUTCOME_CODE, defaultInstanceId, type LockSample, type RecorderStats, type SampleRecorder } from '../record/sample.js';
+import { OVERFLOW_PATTERN, compileTemplates } from '../keys/pattern.js';
 import { checkSample } from '../record/check-sample.js';
+import { defaultInstanceId, type LockSample, type RecorderStats, type SampleRecorder } from '../record/sample.js';
 import { WarnOnce, type RecorderWarning } from '../record/warnings.js';
-import { addSample, bucketStartOf, newDelta, type RollupDelta } from '../store/rollup.js';
-import { toMicros } from '../units.js';
 import { fraction, positiveInteger } from '../validate.js';
+import { StreamBatcher, type SealedBatch } from './stream-batches.js';
 import { appendCommandOf, type AppendCommand, type StreamClient } from './stream-client.js';
-import { encodeStreamBatch, type StreamBatch } from './stream-entry.js';
 
 /** Options of {@link RedisStreamSink}. */
 export interface RedisStreamSinkOptions {
@@ -30,6 +28,8 @@ export interface RedisStreamSinkOptions {
   maxPendingBatches?: number;
   /** Longest wait for one XADD reply (ms). @default 2000 */
   commandTimeoutMs?: number;
+  /** How long `flush()` and `close()` wait for Redis to accept what is pending (ms); they never wait longer. @default 5000 */
+  flushTimeoutMs?: number;
   /** Distinct patterns per process; more are sent as `{other}`. @default 1000 */
   maxPatterns?: number;
   /** Pattern templates, tried before the heuristics of `patternOf`. @default [] */
@@ -49,10 +49,10 @@ export const STREAM_SINK_DEFAULTS = Object.freeze({
   maxBufferedSamples: 100_000,
   maxPendingBatches: 120,
   commandTimeoutMs: 2000,
+  flushTimeoutMs: 5000,
   maxPatterns: 1000,
 });
 
-const KEY_CACHE_LIMIT = 10_000;
 
 /**
  * Sends an instance's samples to a Redis stream, for a fleet: every service
@@ -61,10 +61,11 @@ const KEY_CACHE_LIMIT = 10_000;
  *
  * Same contract as `SqliteRecorder`: `record()` is synchronous, O(1) and never
  * throws; memory is bounded. On a timer the queued samples are folded into
- * rollup deltas per (pattern, hour) plus sampled raw rows, and sent as one
- * `XADD … MAXLEN ~ maxLen` entry. When Redis is slow or down, batches wait (up
- * to `maxPendingBatches`), then the oldest are dropped and counted; sending
- * resumes by itself when Redis returns.
+ * rollup deltas per (pattern, hour) plus sampled raw rows, and sent as
+ * `XADD … MAXLEN ~ maxLen` entries, one send at a time. When Redis is slow or
+ * down, batches wait (up to `maxPendingBatches`), then the oldest are dropped
+ * and counted; sending resumes by itself when Redis returns. Nothing on its
+ * timer can throw, and `flush()`/`close()` never wait past `flushTimeoutMs`.
  *
  * @example
  * const sink = new RedisStreamSink(redis, { instance: `api-${process.env.POD_NAME}` });
@@ -73,42 +74,37 @@ const KEY_CACHE_LIMIT = 10_000;
 export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   readonly stream: string;
   readonly instance: string;
-  private readonly epoch = randomUUID();
   private readonly options: { -readonly [K in keyof typeof STREAM_SINK_DEFAULTS]: (typeof STREAM_SINK_DEFAULTS)[K] extends string ? string : number };
-  private readonly templates: CompiledTemplate[];
+  private readonly batcher: StreamBatcher;
+  private readonly send: AppendCommand;
 
   private queue: LockSample[] = [];
-  private readonly pending: { batch: StreamBatch; fields: string[]; samples: number }[] = [];
-  private seq = 0;
+  private readonly pending: SealedBatch[] = [];
   private recorded = 0;
   private sent = 0;
   private rawSent = 0;
   private dropped = 0;
   private pendingSamples = 0;
-  private patternOverflow = 0;
   private closed = false;
+  /** The send loop under way, if any: there is never more than one. */
   private sending: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   private readonly warnings: WarnOnce;
-  private readonly keyPatterns = new Map<string, string>();
-  private readonly knownPatterns = new Set<string>();
-  private readonly send: AppendCommand;
 
-  constructor(
-    redis: StreamClient,
-    options: RedisStreamSinkOptions = {},
-  ) {
+  constructor(redis: StreamClient, options: RedisStreamSinkOptions = {}) {
     super();
     this.send = appendCommandOf(redis);
+    const d = STREAM_SINK_DEFAULTS;
     this.options = {
-      stream: options.stream ?? STREAM_SINK_DEFAULTS.stream,
-      flushIntervalMs: positiveInteger('flushIntervalMs', options.flushIntervalMs, STREAM_SINK_DEFAULTS.flushIntervalMs),
-      rawSampleRate: fraction('rawSampleRate', options.rawSampleRate, STREAM_SINK_DEFAULTS.rawSampleRate),
-      maxLen: positiveInteger('maxLen', options.maxLen, STREAM_SINK_DEFAULTS.maxLen),
-      maxBufferedSamples: positiveInteger('maxBufferedSamples', options.maxBufferedSamples, STREAM_SINK_DEFAULTS.maxBufferedSamples),
-      maxPendingBatches: positiveInteger('maxPendingBatches', options.maxPendingBatches, STREAM_SINK_DEFAULTS.maxPendingBatches),
-      commandTimeoutMs: positiveInteger('commandTimeoutMs', options.commandTimeoutMs, STREAM_SINK_DEFAULTS.commandTimeoutMs),
-      maxPatterns: positiveInteger('maxPatterns', options.maxPatterns, STREAM_SINK_DEFAULTS.maxPatterns),
+      stream: options.stream ?? d.stream,
+      flushIntervalMs: positiveInteger('flushIntervalMs', options.flushIntervalMs, d.flushIntervalMs),
+      rawSampleRate: fraction('rawSampleRate', options.rawSampleRate, d.rawSampleRate),
+      maxLen: positiveInteger('maxLen', options.maxLen, d.maxLen),
+      maxBufferedSamples: positiveInteger('maxBufferedSamples', options.maxBufferedSamples, d.maxBufferedSamples),
+      maxPendingBatches: positiveInteger('maxPendingBatches', options.maxPendingBatches, d.maxPendingBatches),
+      commandTimeoutMs: positiveInteger('commandTimeoutMs', options.commandTimeoutMs, d.commandTimeoutMs),
+      flushTimeoutMs: positiveInteger('flushTimeoutMs', options.flushTimeoutMs, d.flushTimeoutMs),
+      maxPatterns: positiveInteger('maxPatterns', options.maxPatterns, d.maxPatterns),
     };
     if (typeof this.options.stream !== 'string' || this.options.stream === '') {
       throw new ConfigError(`Expected \`stream\` to be a non-empty string, got \`${String(options.stream)}\``);
@@ -116,8 +112,14 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     this.stream = this.options.stream;
     this.instance = options.instance ?? defaultInstanceId();
     this.warnings = new WarnOnce(this, options.onWarning);
-    this.templates = compileTemplates(options.patterns ?? []);
-    this.timer = setInterval(() => void this.flushNow(), this.options.flushIntervalMs);
+    const { rawSampleRate, maxPatterns } = this.options;
+    this.batcher = new StreamBatcher(this.instance, randomUUID(), { rawSampleRate, maxPatterns, templates: compileTemplates(options.patterns ?? []) }, () =>
+      this.warnings.warn('pattern-overflow', `More than ${maxPatterns} key patterns; further ones are sent as ${OVERFLOW_PATTERN}`),
+    );
+    // A tick while a send is under way does nothing: sends never chain up behind a slow Redis.
+    this.timer = setInterval(() => {
+      if (!this.sending) void this.flushNow();
+    }, this.options.flushIntervalMs);
     this.timer.unref();
   }
 
@@ -127,13 +129,13 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
       this.recorded++;
       if (this.closed || this.queue.length >= this.options.maxBufferedSamples) {
         this.dropped++;
-        if (!this.closed) this.warnOnce('buffer-full', `Sample buffer full (${this.queue.length} samples); dropping samples`);
+        if (!this.closed) this.warnings.warn('buffer-full', `Sample buffer full (${this.queue.length} samples); dropping samples`);
         return;
       }
       const checked = checkSample(sample);
       if (typeof checked === 'string') {
         this.dropped++;
-        this.warnOnce('invalid-sample', `Dropped an invalid sample: ${checked}`);
+        this.warnings.warn('invalid-sample', `Dropped an invalid sample: ${checked}`);
         return;
       }
       this.queue.push(checked);
@@ -150,27 +152,30 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
       rawWritten: this.rawSent,
       dropped: this.dropped,
       pending: this.queue.length + this.pendingSamples,
-      patternOverflow: this.patternOverflow,
+      patternOverflow: this.batcher.patternOverflow,
     };
   }
 
-  /** Sends everything recorded so far; resolves (never rejects) when Redis accepted it or refused it for now. */
+  /** Sends everything recorded so far; resolves (never rejects) once Redis took it, refused it for now, or `flushTimeoutMs` passed. */
   async flush(): Promise<RecorderStats> {
-    await this.flushNow();
+    await this.bounded(this.flushNow());
     return this.stats();
   }
 
-  /** Flushes, then stops. What Redis did not accept by then is dropped and counted. */
+  /**
+   * Flushes (up to `flushTimeoutMs`), then stops: what Redis did not accept by
+   * then is dropped and counted (a send still under way is counted when its reply comes).
+   */
   async close(): Promise<RecorderStats> {
     if (!this.closed) {
       clearInterval(this.timer);
-      await this.flushNow();
+      await this.bounded(this.flushNow());
       this.stop();
     }
     return this.stats();
   }
 
-  /** No synchronous path to Redis exists: counts what is left as dropped. For `flushOnShutdown`. */
+  /** No synchronous path to Redis exists: counts what is left as dropped. `flushOnShutdown` calls `close()` first. */
   closeSync(): RecorderStats {
     if (!this.closed) {
       clearInterval(this.timer);
@@ -179,21 +184,35 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     return this.stats();
   }
 
-  /** Closes for good: what was not sent is dropped and counted. */
+  /** Closes for good: what was not sent is dropped and counted, except the batch a send has under way. */
   private stop(): void {
     this.closed = true;
-    this.dropped += this.queue.length + this.pendingSamples;
+    const inFlight = this.sending && this.pending.length > 0 ? 1 : 0;
+    const abandoned = this.pending.splice(inFlight);
+    const samples = this.queue.length + abandoned.reduce((sum, b) => sum + b.samples, 0);
+    this.dropped += samples;
+    this.pendingSamples -= samples - this.queue.length;
     this.queue = [];
-    this.pending.length = 0;
-    this.pendingSamples = 0;
   }
 
+  private bounded(work: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.flushTimeoutMs)));
+    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /** One send loop at a time; a flush during a send waits for it, then sends what is new. Never rejects. */
   private flushNow(): Promise<void> {
-    // One send loop at a time; a flush during a send waits for it, then sends what is new.
+    const previous = this.sending;
     const run = async () => {
-      if (this.sending) await this.sending.catch(() => undefined);
-      this.seal();
-      await this.sendPending();
+      if (previous) await previous;
+      try {
+        if (!this.closed) this.seal();
+        await this.sendPending();
+      } catch (error) {
+        // Nothing may escape: this runs on a timer inside someone's service.
+        this.warnings.warn('write-failed', `The stream sink failed: ${(error as Error)?.message ?? String(error)}`, error);
+      }
     };
     const next = run().finally(() => {
       if (this.sending === next) this.sending = undefined;
@@ -202,106 +221,47 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     return next;
   }
 
-  /** Folds the queue into one batch of rollup deltas and sampled raw rows. */
+  /** Folds the queue into batches of rollup deltas and sampled raw rows. */
   private seal(): void {
     if (this.queue.length === 0) return;
     const samples = this.queue;
     this.queue = [];
-    // pattern → bucket → delta: pattern strings come from the key cache, so their hashes are cached too.
-    const deltas = new Map<string, Map<number, RollupDelta<string, string>>>();
-    const all: RollupDelta<string, string>[] = [];
-    const raw: StreamBatch['raw'] = [];
-    let count = 0;
-    for (const s of samples) {
-      const outcome = s && typeof s === 'object' && typeof s.outcome === 'string' && Object.hasOwn(OUTCOME_CODE, s.outcome) ? OUTCOME_CODE[s.outcome] : -1;
-      if (outcome < 0 || typeof s.key !== 'string' || typeof s.at !== 'number' || !Number.isFinite(s.at)) {
-        this.dropped++;
-        this.warnOnce('invalid-sample', 'Dropped sample(s) without a string key, a known outcome or a finite `at`');
-        continue;
-      }
-      const tsMs = Math.round(s.at);
-      const holdUs = s.holdMs === undefined || s.holdMs === null ? -1 : toMicros(s.holdMs);
-      const waitUs = toMicros(s.waitMs ?? 0);
-      const ttlMs = Math.max(0, Math.round(Number(s.ttlMs)) || 0);
-      const attempts = Math.min(1 << 20, Math.max(0, Math.round(Number(s.attempts ?? 1)) || 0));
-      const threw = s.threw ? 1 : 0;
-      const extensions = Math.min(1 << 30, Math.max(0, Math.round(Number(s.extensions ?? 0)) || 0));
-      const pattern = this.patternOf(s);
-      const bucket = bucketStartOf(tsMs);
-      let byBucket = deltas.get(pattern);
-      if (!byBucket) deltas.set(pattern, (byBucket = new Map()));
-      let delta = byBucket.get(bucket);
-      if (!delta) {
-        byBucket.set(bucket, (delta = newDelta(pattern, this.instance, bucket, tsMs)));
-        all.push(delta);
-      }
-      addSample(delta, tsMs, holdUs, waitUs, ttlMs, outcome, threw, extensions);
-      if (this.options.rawSampleRate >= 1 || Math.random() < this.options.rawSampleRate) {
-        raw.push([tsMs, s.key, pattern, holdUs, waitUs, ttlMs, outcome | (threw << 2) | (attempts * 8), extensions]);
-      }
-      count++;
+    const { batches, lost } = this.batcher.seal(samples);
+    if (lost > 0) {
+      this.dropped += lost;
+      this.warnings.warn('write-failed', `Could not encode a batch of ${lost} samples for the stream; dropped`);
     }
-    if (count === 0) return;
-    const batch: StreamBatch = { instance: this.instance, epoch: this.epoch, seq: ++this.seq, rollups: all, raw };
-    this.pending.push({ batch, fields: encodeStreamBatch(batch), samples: count });
-    this.pendingSamples += count;
+    for (const sealed of batches) {
+      this.pending.push(sealed);
+      this.pendingSamples += sealed.samples;
+    }
     while (this.pending.length > this.options.maxPendingBatches) {
       const oldest = this.pending.shift()!;
       this.pendingSamples -= oldest.samples;
       this.dropped += oldest.samples;
-      this.warnOnce('buffer-full', `Redis has not accepted batches for a while; dropping the oldest (${oldest.samples} samples)`);
+      this.warnings.warn('buffer-full', `Redis has not accepted batches for a while; dropping the oldest (${oldest.samples} samples)`);
     }
   }
 
   private async sendPending(): Promise<void> {
     while (this.pending.length > 0) {
       const next = this.pending[0]!;
+      let accepted = true;
       try {
-        await withDeadline(
-          this.send(this.stream, this.options.maxLen, next.fields),
-          this.options.commandTimeoutMs,
-        );
+        await withDeadline(this.send(this.stream, this.options.maxLen, next.fields), this.options.commandTimeoutMs);
       } catch (error) {
-        // Kept for the next tick: Redis may be restarting.
-        this.warnOnce('write-failed', `Cannot send samples to Redis stream ${this.stream}: ${(error as Error).message}`, error);
-        return;
+        accepted = false;
+        this.warnings.warn('write-failed', `Cannot send samples to Redis stream ${this.stream}: ${(error as Error).message}`, error);
       }
+      // Closed meanwhile: this batch was left for this reply to decide; everything else is settled.
+      if (!accepted && !this.closed) return; // kept for the next tick: Redis may be restarting
       this.pending.shift();
       this.pendingSamples -= next.samples;
-      this.sent += next.samples;
-      this.rawSent += next.batch.raw.length;
+      if (accepted) {
+        this.sent += next.samples;
+        this.rawSent += next.batch.raw.length;
+      } else this.dropped += next.samples;
+      if (this.closed) return;
     }
-  }
-
-  private patternOf(sample: LockSample): string {
-    const explicit = sample.pattern;
-    if (typeof explicit !== 'string' || explicit === '') {
-      // The cache holds the final pattern (after the cap), so a known key costs one lookup.
-      const cached = this.keyPatterns.get(sample.key);
-      if (cached !== undefined) {
-        if (cached === OVERFLOW_PATTERN) this.patternOverflow++;
-        return cached;
-      }
-      const pattern = this.capped(resolvePattern(sample.key, this.templates));
-      if (this.keyPatterns.size >= KEY_CACHE_LIMIT) this.keyPatterns.clear();
-      this.keyPatterns.set(sample.key, pattern);
-      return pattern;
-    }
-    return this.capped(explicit);
-  }
-
-  private capped(pattern: string): string {
-    if (this.knownPatterns.has(pattern)) return pattern;
-    if (this.knownPatterns.size >= this.options.maxPatterns) {
-      this.patternOverflow++;
-      this.warnOnce('pattern-overflow', `More than ${this.options.maxPatterns} key patterns; further ones are sent as ${OVERFLOW_PATTERN}`);
-      return OVERFLOW_PATTERN;
-    }
-    this.knownPatterns.add(pattern);
-    return pattern;
-  }
-
-  private warnOnce(kind: RecorderWarning['kind'], message: string, cause?: unknown): void {
-    this.warnings.warn(kind, message, cause);
   }
 }

@@ -1,6 +1,8 @@
 /** What {@link flushOnShutdown} needs of a recorder. */
 export interface ClosableRecorder {
   flush(): Promise<unknown>;
+  /** Sends what is buffered and closes, for signals: a sink to Redis has no synchronous way there. */
+  close?(): Promise<unknown>;
   closeSync(): unknown;
 }
 
@@ -8,24 +10,30 @@ export interface ClosableRecorder {
 export interface FlushOnShutdownOptions {
   /** Signals after which the recorder is closed and the signal's default action runs. @default ['SIGTERM', 'SIGINT'] */
   signals?: readonly NodeJS.Signals[];
+  /** How long a signal waits for the recorder's `close()` before the process ends anyway (ms). @default 5000 */
+  timeoutMs?: number;
 }
 
 /**
  * Makes sure buffered samples reach the disk when the process ends:
  * - on SIGTERM / SIGINT, when nothing else listens to that signal, the recorder
- *   is written and closed synchronously, and the signal is raised again so the
- *   process ends as it would have without us;
+ *   is closed — `close()`, so that a `RedisStreamSink` sends what it holds, for at
+ *   most `timeoutMs` — and the signal is raised again so the process ends as it
+ *   would have without us;
  * - when the application listens too (a graceful drain: stop taking requests,
  *   finish those in flight, then exit), the recorder keeps recording, so the
  *   locks that finish during the drain are recorded; it is flushed now and
  *   closed on `exit`;
  * - on `beforeExit` (the event loop ran dry) it is flushed;
- * - on `exit` (also after an explicit exit call) it is written and closed synchronously.
+ * - on `exit` (also after an explicit exit call) it is written and closed synchronously
+ *   (a stream sink cannot send then: what it still holds is counted as dropped).
  *
  * Returns a function that removes the handlers.
  */
 export function flushOnShutdown(recorder: ClosableRecorder, options: FlushOnShutdownOptions = {}): () => void {
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
+  const timeoutMs = options.timeoutMs ?? 5000;
+  let shuttingDown = false;
   const closeNow = (): void => {
     try {
       recorder.closeSync();
@@ -39,10 +47,24 @@ export function flushOnShutdown(recorder: ClosableRecorder, options: FlushOnShut
       recorder.flush().catch(() => undefined);
       return;
     }
-    closeNow();
-    remove();
-    // We replaced the default action by listening; restore it, as no one else handles the signal.
-    process.kill(process.pid, signal);
+    if (shuttingDown) return; // a second signal while closing: the first one ends the process
+    shuttingDown = true;
+    const finish = (): void => {
+      if (!shuttingDown) return;
+      shuttingDown = false;
+      clearTimeout(timer);
+      closeNow();
+      remove();
+      // We replaced the default action by listening; restore it, as no one else handles the signal.
+      process.kill(process.pid, signal);
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    if (typeof recorder.close !== 'function') return finish();
+    try {
+      recorder.close().then(finish, finish);
+    } catch {
+      finish();
+    }
   };
   const onBeforeExit = (): void => {
     recorder.flush().catch(() => undefined);

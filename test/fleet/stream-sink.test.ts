@@ -1,3 +1,7 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { RedisStreamSink, type LockSample } from '../../src/index.js';
@@ -81,6 +85,71 @@ describe('RedisStreamSink', () => {
       await sink.close();
       client.disconnect();
       await server.stop();
+    }
+  });
+});
+
+describe('RedisStreamSink in a service that must not notice it', () => {
+  it('SIGTERM sends what is buffered before the process ends, within flushOnShutdown’s bound', async () => {
+    const stream = `test:sink:sigterm:${Date.now()}`;
+    const child = fileURLToPath(new URL('../helpers/sink-child.ts', import.meta.url));
+    const proc = spawn(process.execPath, ['--import', 'tsx', child, inject('redisUrl'), stream, '30000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      proc.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+      proc.once('exit', (code) => reject(new Error(`child exited early with ${code}`)));
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => proc.once('exit', (_code, signal) => resolve(signal)));
+    proc.kill('SIGTERM');
+    expect(await exited).toBe('SIGTERM'); // the signal's default action still ends it
+    const entries = await redis.xrange(stream, '-', '+');
+    const counted = entries.flatMap(([, fields]) => decodeStreamBatch(fields).rollups).reduce((sum, d) => sum + d.count, 0);
+    expect(counted).toBe(30_000);
+    await redis.del(stream);
+  });
+
+  it('nothing on its timer throws: huge keys are split into several entries, and every sample is counted', async () => {
+    const stream = `test:sink:huge:${Date.now()}`;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const sink = new RedisStreamSink(redis, { stream, flushIntervalMs: 20, rawSampleRate: 1 });
+    try {
+      const big = 'k'.repeat(100_000);
+      for (let i = 0; i < 600; i++) sink.record({ ...sample(i), key: `${big}:${i}` });
+      await new Promise((r) => setTimeout(r, 300)); // the timer seals and sends
+      expect((await sink.close())).toMatchObject({ recorded: 600, written: 600, dropped: 0, pending: 0 });
+      const entries = await redis.xrange(stream, '-', '+');
+      expect(entries.length).toBeGreaterThanOrEqual(10); // 60 MB of keys, at most ~4 MB per entry
+      expect(entries.flatMap(([, f]) => decodeStreamBatch(f).raw)).toHaveLength(600);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await redis.del(stream);
+    }
+  });
+
+  it('against a Redis that accepts and never answers, flush() and close() return within flushTimeoutMs', async () => {
+    const hung = createServer((socket) => socket.on('data', () => undefined));
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const port = (hung.address() as { port: number }).port;
+    const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, enableReadyCheck: false });
+    client.on('error', () => undefined);
+    const sink = new RedisStreamSink(client, { stream: 'hung', flushIntervalMs: 50, flushTimeoutMs: 500, commandTimeoutMs: 1500 });
+    try {
+      for (let i = 0; i < 10; i++) sink.record(sample(i));
+      let started = performance.now();
+      await sink.flush();
+      expect(performance.now() - started).toBeLessThan(900);
+      started = performance.now();
+      const closed = await sink.close();
+      expect(performance.now() - started).toBeLessThan(900);
+      expect(closed).toMatchObject({ recorded: 10, written: 0 });
+      // The send under way settles at its command timeout, and is counted then, once.
+      await new Promise((r) => setTimeout(r, 1700));
+      expect(sink.stats()).toMatchObject({ recorded: 10, written: 0, dropped: 10, pending: 0 });
+    } finally {
+      client.disconnect();
+      hung.close();
     }
   });
 });
