@@ -1,15 +1,22 @@
 import { TtlAdvisorError } from '../errors.js';
 import type { RedisCommandClient } from '../redis-client.js';
 
-/** A Redis URL with its password (and user) hidden, for messages. */
+/**
+ * A Redis URL with every credential hidden, for messages: the password of the
+ * userinfo (up to the last `@`, since an unencoded `/` or `#` in a password
+ * fools a URL parser), and credential-bearing query parameters such as
+ * `?password=` (which ioredis honours). Works on text that does not parse.
+ */
 export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/[^@/]*@/, '//***@');
+  let text = String(url);
+  const start = text.indexOf('//');
+  const at = text.lastIndexOf('@');
+  if (start >= 0 && at > start) {
+    const userinfo = text.slice(start + 2, at);
+    const colon = userinfo.indexOf(':');
+    text = `${text.slice(0, start + 2)}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : '***'}${text.slice(at)}`;
   }
+  return text.replace(/([?&;](?:password|pass|pwd|auth|token|secret)=)[^&;#]*/gi, '$1***');
 }
 
 /** The `--redis` URL, or a clear error when neither it nor REDIS_URL is given. */
