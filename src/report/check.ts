@@ -2,7 +2,7 @@ import type { Analysis } from '../analyze/analyze.js';
 import type { CheckResult, CheckRow } from '../policy/check.js';
 import { formatCount, formatMs } from '../units.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
-import { describeRun, markdownCode } from './markdown.js';
+import { describeRun, markdownCode, markdownText } from './markdown.js';
 
 function change(row: CheckRow): string {
   const sign = row.changePercent > 0 ? '+' : '';
@@ -11,7 +11,8 @@ function change(row: CheckRow): string {
 
 function note(row: CheckRow): string {
   const parts: string[] = [`${VERDICT_MARK[row.verdict]} ${VERDICT_LABEL[row.verdict]}`];
-  if (row.entry.pinned) parts.push(`📌 pinned${row.entry.reason ? `: ${row.entry.reason.replace(/[|\n\r]/g, ' ')}` : ''}`);
+  // The reason is anyone's text in a PR comment: shown as text, never as links, images, HTML or mentions.
+  if (row.entry.pinned) parts.push(`📌 pinned${row.entry.reason ? `: ${markdownText(row.entry.reason)}` : ''}`);
   if (row.failing) parts.push('**fails the check**');
   return parts.join(' · ');
 }

@@ -12,6 +12,17 @@ export function markdownCode(text: string): string {
   return `${fence}${pad}${safe}${pad}${fence}`;
 }
 
+/**
+ * Untrusted text as Markdown that renders as that text: every ASCII punctuation
+ * character backslash-escaped (no link, image, HTML, emphasis or table cell can
+ * start), and every `@` in a code span of its own, so that GitHub makes no
+ * mention (no `@team` is pinged by a bot's comment). Line breaks become spaces.
+ */
+export function markdownText(text: string): string {
+  return printable(text.replace(/[\r\n]+/g, ' '))
+    .replace(/[!-/:-@[-`{-~]/g, (c) => (c === '@' ? '`@`' : `\\${c}`));
+}
+
 /** One line: the window and the policy. */
 export function describeRun(analysis: Analysis): string {
   const { policy, window } = analysis;
@@ -23,7 +34,7 @@ export function describeRun(analysis: Analysis): string {
 /** The Markdown report: one table, worst first, short enough for a PR comment. */
 export function renderMarkdown(analysis: Analysis): string {
   const lines = [`### ttl-advisor: lock TTLs from measured hold times`, '', describeRun(analysis), ''];
-  for (const warning of analysis.warnings) lines.push(`> ⚠️ ${warning}`, '');
+  for (const warning of analysis.warnings) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
   if (analysis.patterns.length > 0) {
     lines.push('| pattern | samples | p99 | current TTL | recommended TTL | verdict |', '|---|---:|---:|---:|---:|---|');
     for (const p of analysis.patterns) {
