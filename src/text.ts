@@ -3,13 +3,23 @@
  * show, and laid out for terminals. A leaf module: it imports nothing of ours.
  */
 
+// Control characters, line and paragraph separators, bidirectional controls (U+202E turns
+// `lock:\u202Egnp.exe` into `lock:exe.png`), and invisible characters (zero-width spaces and
+// joiners, word joiners, the BOM, the soft hyphen, the Mongolian vowel separator).
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+// A third combining mark on one character and beyond: stacks that paint over neighbouring lines.
+const MARK_STACK = /(?<=\p{M}{2})\p{M}/gu;
+
 /**
- * Control characters (newlines, escapes, NUL) are shown as `\u{…}` so they
- * cannot break a table, a terminal or a log line.
+ * Untrusted text as it can be shown: control characters, bidirectional
+ * controls, invisible characters and stacks of combining marks appear as
+ * `\u{…}`, so they can neither break a table, a terminal or a log line, nor make
+ * a key look like another.
  */
 export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+  const escape = (c: string) => `\\u{${c.codePointAt(0)!.toString(16)}}`;
+  return text.replace(UNSAFE, escape).replace(MARK_STACK, escape);
 }
 
 /** Escapes text for HTML element content and quoted attribute values. */

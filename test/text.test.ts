@@ -33,3 +33,15 @@ describe('untrusted and human-facing text', () => {
 function hasLoneSurrogate(text: string): boolean {
   return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
 }
+
+describe('display spoofing', () => {
+  it('shows bidi controls, invisible characters and stacks of combining marks as escapes', () => {
+    expect(printable('lock:\u202Egnp.exe:\u202Dx')).toBe('lock:\\u{202e}gnp.exe:\\u{202d}x');
+    expect(printable('order:\u200Block\u2060:1\uFEFF')).toBe('order:\\u{200b}lock\\u{2060}:1\\u{feff}');
+    // Two marks stay (é̃ is real text); the third and beyond are shown as escapes.
+    expect(printable('e\u0301\u0303')).toBe('e\u0301\u0303');
+    expect(printable('e\u0301\u0303\u0304\u0305')).toBe('e\u0301\u0303\\u{304}\\u{305}');
+    // Ordinary text of any script is untouched.
+    expect(printable('ロック:商品:1')).toBe('ロック:商品:1');
+  });
+});
