@@ -7,6 +7,13 @@ export const DAY_MS = 86_400_000;
 export const WEEK_MS = 604_800_000;
 
 /**
+ * The longest TTL the package takes or recommends (ms), about 24.8 days: the
+ * largest delay a Node timer keeps (a longer one fires at once, which would
+ * abort a lock's signal the moment it is taken).
+ */
+export const MAX_TTL_MS = 2 ** 31 - 1;
+
+/**
  * Milliseconds (possibly fractional, possibly not a number at all) as whole
  * microseconds, the unit durations are stored in; anything that is not a finite
  * positive number becomes 0.

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { MAX_TTL_MS } from '../units.js';
 
 /** How a recommendation is computed: TTL = max(floor, multiplier × p99), rounded up to a whole step. */
 export interface RecommendationPolicy {
@@ -22,19 +23,24 @@ export function resolveRecommendationPolicy(policy: Partial<RecommendationPolicy
     floorMs: policy.floorMs ?? DEFAULT_RECOMMENDATION_POLICY.floorMs,
     stepMs: policy.stepMs ?? DEFAULT_RECOMMENDATION_POLICY.stepMs,
   };
+  // Recommendations are TTLs a lock and a policy file accept: whole milliseconds up to MAX_TTL_MS.
   check('multiplier', resolved.multiplier, (v) => v > 0, 'a finite number > 0');
-  check('floorMs', resolved.floorMs, (v) => v >= 0, 'a finite number ≥ 0');
-  check('stepMs', resolved.stepMs, (v) => v > 0, 'a finite number > 0');
+  check('multiplier', resolved.multiplier, (v) => v <= MAX_MULTIPLIER, `at most ${MAX_MULTIPLIER}`);
+  check('floorMs', resolved.floorMs, (v) => Number.isInteger(v) && v >= 0 && v <= MAX_TTL_MS, `an integer from 0 to ${MAX_TTL_MS}`);
+  check('stepMs', resolved.stepMs, (v) => Number.isInteger(v) && v >= 1 && v <= MAX_TTL_MS, `an integer from 1 to ${MAX_TTL_MS}`);
   return resolved;
 }
 
-/** The recommended TTL for a hold-time p99 (ms). */
+/** The recommended TTL for a hold-time p99 (ms): a whole number of steps, at most MAX_TTL_MS. */
 export function recommendTtl(p99Ms: number, policy: RecommendationPolicy): number {
   const raw = Math.max(policy.floorMs, policy.multiplier * p99Ms);
   // Guard against 3 × 0.1 = 0.30000000000000004 rounding a whole step up.
   const steps = Math.ceil(raw / policy.stepMs - 1e-9);
-  return Math.max(steps * policy.stepMs, 0);
+  return Math.min(Math.max(steps * policy.stepMs, 0), MAX_TTL_MS);
 }
+
+/** The largest multiplier taken: beyond it no recommendation is a TTL anyone would set. */
+export const MAX_MULTIPLIER = 1000;
 
 function check(name: string, value: unknown, ok: (v: number) => boolean, expected: string): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || !ok(value)) {

@@ -26,6 +26,15 @@ export function nonNegativeNumber(name: string) {
   };
 }
 
+/** A commander parser for a whole number of milliseconds ≥ `min`: TTLs are whole milliseconds. */
+export function wholeMilliseconds(name: string, min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`Expected ${name} to be a whole number of milliseconds ≥ ${min}.`);
+    return n;
+  };
+}
+
 /** A commander parser for repeatable options: each use adds a value. */
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
@@ -95,8 +104,8 @@ export function addAnalysisOptions(command: Command): Command {
     .option('--since <time>', 'only samples from this time: ISO date/time, epoch ms, or a duration ago like 48h')
     .option('--until <time>', 'only samples before this time (same forms as --since)')
     .option('--multiplier <n>', 'TTL = max(floor, multiplier × p99) (default: 3)', positiveNumber('--multiplier'))
-    .option('--floor <ms>', 'lowest TTL recommended, in ms (default: 3000)', nonNegativeNumber('--floor'))
-    .option('--step <ms>', 'round recommendations up to a multiple of this, in ms (default: 100)', positiveNumber('--step'))
+    .option('--floor <ms>', 'lowest TTL recommended, in ms (default: 3000)', wholeMilliseconds('--floor', 0))
+    .option('--step <ms>', 'round recommendations up to a multiple of this, in ms (default: 100)', wholeMilliseconds('--step', 1))
     .option('--pattern <glob>', 'only patterns matching this glob; repeat for several', collect);
 }
 

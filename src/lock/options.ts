@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { MAX_TTL_MS } from '../units.js';
 import type { LockSample, SampleRecorder } from '../record/sample.js';
 
 /**
@@ -140,7 +141,7 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
   if (pattern !== undefined && typeof pattern !== 'string') {
     throw new ConfigError(`Expected \`pattern\` to be a string, got \`${typeof pattern}\``);
   }
-  const validTtlMs = integerOption('ttlMs', ttlMs, undefined, 1);
+  const validTtlMs = integerOption('ttlMs', ttlMs, undefined, 1, MAX_TTL_MS);
   const signal = options.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new ConfigError(`Expected \`signal\` to be an AbortSignal, got \`${String(signal)}\``);
@@ -179,13 +180,13 @@ function autoExtendInterval(value: unknown, ttlMs: number): number {
   return value;
 }
 
-function integerOption(name: string, value: unknown, fallback: number | undefined, min: number): number {
+function integerOption(name: string, value: unknown, fallback: number | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined && fallback !== undefined) return fallback;
+  const shown = typeof value === 'string' ? `"${value}"` : String(value);
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new ConfigError(
-      `Expected \`${name}\` to be an integer ≥ ${min}, got \`${typeof value === 'string' ? `"${value}"` : String(value)}\``,
-    );
+    throw new ConfigError(`Expected \`${name}\` to be an integer ≥ ${min}, got \`${shown}\``);
   }
+  if (value > max) throw new ConfigError(`Expected \`${name}\` to be at most ${max}, got \`${shown}\``);
   return value;
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { PolicyFileError } from '../errors.js';
+import { MAX_TTL_MS } from '../units.js';
 import { compileTemplates, patternOf, type CompiledTemplate } from '../keys/pattern.js';
 import type { TtlSource } from '../lock/options.js';
 
@@ -125,7 +126,7 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
   }
   if (!isObject(raw.locks)) throw new PolicyFileError(path, 'expected "locks" to be an object of pattern → { "ttlMs": … }');
   if (raw.defaultTtlMs !== undefined && !isPositiveInteger(raw.defaultTtlMs)) {
-    throw new PolicyFileError(path, `expected "defaultTtlMs" to be a positive integer (ms), got ${JSON.stringify(raw.defaultTtlMs)}`);
+    throw new PolicyFileError(path, `expected "defaultTtlMs" to be ${ttlExpectation(raw.defaultTtlMs)}, got ${JSON.stringify(raw.defaultTtlMs)}`);
   }
   const locks: Record<string, PolicyEntry> = {};
   for (const [pattern, value] of Object.entries(raw.locks)) {
@@ -136,7 +137,7 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
       if (!ENTRY_FIELDS.has(field)) throw new PolicyFileError(path, `${where}: unknown field "${field}"; expected ttlMs, pinned, reason`);
     }
     if (!isPositiveInteger(value.ttlMs)) {
-      throw new PolicyFileError(path, `${where}: expected "ttlMs" to be a positive integer (ms), got ${JSON.stringify(value.ttlMs)}`);
+      throw new PolicyFileError(path, `${where}: expected "ttlMs" to be ${ttlExpectation(value.ttlMs)}, got ${JSON.stringify(value.ttlMs)}`);
     }
     if (value.pinned !== undefined && typeof value.pinned !== 'boolean') {
       throw new PolicyFileError(path, `${where}: expected "pinned" to be true or false, got ${JSON.stringify(value.pinned)}`);
@@ -175,6 +176,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** What a TTL must be, worded for the value at hand. */
+function ttlExpectation(value: unknown): string {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > MAX_TTL_MS
+    ? `at most ${MAX_TTL_MS} ms (about 24.8 days)`
+    : 'a positive integer (ms)';
+}
+
+/** A TTL a lock accepts: an integer from 1 to MAX_TTL_MS. */
 function isPositiveInteger(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 && value <= MAX_TTL_MS;
 }

@@ -21,7 +21,9 @@ describe('recommendTtl: max(floor, multiplier × p99), rounded up to a step', ()
     expect(recommendTtl(1000, resolveRecommendationPolicy({ multiplier: 2 }))).toBe(3000);
     expect(recommendTtl(1000, resolveRecommendationPolicy({ multiplier: 2, floorMs: 0 }))).toBe(2000);
     expect(recommendTtl(1001, resolveRecommendationPolicy({ multiplier: 2, floorMs: 0, stepMs: 1000 }))).toBe(3000);
-    expect(recommendTtl(0.1, resolveRecommendationPolicy({ multiplier: 3, floorMs: 0, stepMs: 0.3 }))).toBe(0.3);
+    // TTLs are whole milliseconds, so is a step: 0.3 would make recommendations no policy file takes.
+    expect(() => resolveRecommendationPolicy({ stepMs: 0.3 })).toThrow('Expected `stepMs` to be an integer from 1 to 2147483647, got `0.3`');
+    expect(recommendTtl(1e12, resolveRecommendationPolicy({ multiplier: 1000 }))).toBe(2 ** 31 - 1);
   });
 
   it('rejects invalid policies with the option named', () => {

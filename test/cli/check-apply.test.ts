@@ -143,3 +143,28 @@ describe('ttl-advisor apply', () => {
     expect(readFileSync(policy, 'utf8')).toBe(text);
   });
 });
+
+describe('apply writes only what its own loader accepts', () => {
+  it('refuses steps, floors and multipliers that would make TTLs no lock takes, and leaves the file as it was', async () => {
+    const dir2 = tempDir();
+    const db = buildDb(dir2, 'apply-bounds.db');
+    const policy = join(dir2, 'ttl-advisor.json');
+    const before = formatPolicy({ locks: { 'order:lock:product:{id}': { ttlMs: 1000 } } });
+    writeFileSync(policy, before);
+    for (const [flag, value, message] of [
+      ['--step', '0.3', /Expected --step to be a whole number of milliseconds ≥ 1/],
+      ['--floor', '2.5', /Expected --floor to be a whole number of milliseconds ≥ 0/],
+      ['--multiplier', '1e13', /Expected `multiplier` to be at most 1000, got `10000000000000`/],
+    ] as const) {
+      const { code, stderr } = await runCli(['apply', '--db', db, '--policy', policy, flag, value]);
+      expect(code, stderr).toBe(2);
+      expect(stderr).toMatch(message);
+      expect(readFileSync(policy, 'utf8')).toBe(before);
+    }
+    // And what it writes loads again: every TTL a whole number of milliseconds.
+    const { code } = await runCli(['apply', '--db', db, '--policy', policy, '--step', '7']);
+    expect(code).toBe(0);
+    const written = JSON.parse(readFileSync(policy, 'utf8')) as { locks: Record<string, { ttlMs: number }> };
+    for (const entry of Object.values(written.locks)) expect(Number.isInteger(entry.ttlMs) && entry.ttlMs % 7 === 0).toBe(true);
+  });
+});

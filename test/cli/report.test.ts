@@ -115,7 +115,7 @@ describe('ttl-advisor report', () => {
       ['a file that is not SQLite', ['--db', notSqlite], /notes\.db/],
       ['a newer schema', ['--db', newer], /schema version \d+, newer than this ttl-advisor/],
       ['--multiplier 0', ['--db', demo, '--multiplier', '0'], /--multiplier.*Expected --multiplier to be a number > 0/],
-      ['--floor -5', ['--db', demo, '--floor', '-5'], /Expected --floor to be a number ≥ 0/],
+      ['--floor -5', ['--db', demo, '--floor', '-5'], /Expected --floor to be a whole number of milliseconds ≥ 0/],
       ['--since yesterdayish', ['--db', demo, '--since', 'yesterdayish'], /Expected `--since` to be an ISO date\/time.*got `yesterdayish`/],
       ['--since after --until', ['--db', demo, '--since', '2026-11-29', '--until', '2026-11-28'], /to be before `until`/],
       ['an unknown format', ['--db', demo, '--format', 'pdf'], /Expected a comma-separated list of html, md, json/],

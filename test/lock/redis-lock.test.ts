@@ -381,3 +381,11 @@ describe.each(CLIENT_KINDS)('what the peers’ suites found, through %s', (kind)
 function sleepAbortable(ms: number, signal: AbortSignal): Promise<void> {
   return import('node:timers/promises').then(({ setTimeout }) => setTimeout(ms, undefined, { signal }));
 }
+
+describe('TTL bounds', () => {
+  it('refuses a TTL longer than a Node timer can wait (it would abort the signal at once)', () => {
+    const client = { set: async () => 'OK', evalsha: async () => 1, eval: async () => 1 };
+    expect(() => new RedisLock(client, 'k', { ttlMs: 2 ** 31 })).toThrow('Expected `ttlMs` to be at most 2147483647, got `2147483648`');
+    expect(() => new RedisLock(client, 'k', { ttlMs: 2 ** 31 - 1 })).not.toThrow();
+  });
+});

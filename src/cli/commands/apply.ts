@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { applyRecommendations, DEFAULT_APPLY_MIN_CHANGE_PERCENT } from '../../policy/apply.js';
 import { unifiedDiff } from '../../policy/diff.js';
-import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy } from '../../policy/policy.js';
+import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy, parsePolicy } from '../../policy/policy.js';
 import { formatMs } from '../../units.js';
 import { addAnalysisOptions, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
 import { writeFileAtomic, type Io } from '../io.js';
@@ -33,6 +33,8 @@ export function registerApply(program: Command, io: Io): void {
         return;
       }
       const after = formatPolicy(document);
+      // What is written must load: checked against the same rules as any policy file.
+      parsePolicy(after, options.policy);
       io.stdout(unifiedDiff(before, after, options.policy));
       for (const c of changes) {
         io.stdout(`${c.fromMs === undefined ? 'added' : 'changed'} ${c.pattern}: ${c.fromMs === undefined ? '' : `${formatMs(c.fromMs)} → `}${formatMs(c.toMs)}\n`);
