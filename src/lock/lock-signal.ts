@@ -24,6 +24,9 @@ export class LockSignal {
       if (this.reason) this.controller.abort(this.reason);
       else if (this.armed && performance.now() >= this.expiresPerf) this.controller.abort(this.expired());
       else if (this.armed) this.startTimer();
+    } else if (this.armed && !this.controller.signal.aborted && performance.now() >= this.expiresPerf) {
+      // Past the deadline, but the timer has not run (a blocked event loop, a long GC pause).
+      this.controller.abort(this.expired());
     }
     return this.controller.signal;
   }

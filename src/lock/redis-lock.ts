@@ -7,7 +7,7 @@ import { AutoExtender } from './auto-extend.js';
 import { fenceKeyOf, lockCommandsOf, type LockClient, type LockCommands } from './client.js';
 import { LockSignal } from './lock-signal.js';
 import { resolveLockOptions, type LockOptions, type ResolvedLockOptions } from './options.js';
-import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, isNoScript, runScript } from './scripts.js';
+import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, runScript } from './scripts.js';
 
 type State = 'idle' | 'acquiring' | 'held' | 'released';
 
@@ -74,9 +74,26 @@ export class RedisLock {
     return this.state === 'held' ? this.tokenValue : undefined;
   }
 
-  /** Whether the lock is currently held (as far as this process knows). */
+  /**
+   * Whether the lock is held right now, judged by the monotonic clock at the
+   * moment of asking: false once the TTL has run out, even if no timer has
+   * noticed yet (a paused process, a long GC, a blocked event loop).
+   */
   get isHeld(): boolean {
-    return this.state === 'held' && !this.lost;
+    return this.state === 'held' && !this.lost && performance.now() < this.expiresPerf;
+  }
+
+  /**
+   * Throws the {@link LockLostError} that says why when the lock is not held
+   * right now (see {@link isHeld}): call it before a write the lock guards. Only
+   * a fencing token checked by the store itself protects against a holder that
+   * pauses between this check and its write.
+   */
+  assertHeld(): void {
+    if (this.isHeld) return;
+    if (this.lost) throw this.lost;
+    if (this.state === 'held') throw this.lossError('ttl-ran-out', performance.now() - this.wonPerf);
+    throw new TtlAdvisorError(`Lock \`${this.key}\` is not held (${this.state})`);
   }
 
   /** The fencing token drawn with this acquisition, when `fencing` is on. */
@@ -93,11 +110,6 @@ export class RedisLock {
   /** Milliseconds until the TTL runs out (never negative), 0 when not held. */
   get remainingMs(): number {
     return this.state === 'held' ? Math.max(0, this.expiresPerf - performance.now()) : 0;
-  }
-
-  /** How many times this acquisition was extended (by `extend()` or `autoExtend`). */
-  get extensionCount(): number {
-    return this.extensions;
   }
 
   /**
@@ -205,12 +217,7 @@ export class RedisLock {
     this.extender = undefined;
     let deleted: unknown;
     try {
-      try {
-        deleted = await this.command(this.redis.evalsha(RELEASE.sha, [this.key], [this.tokenValue!]));
-      } catch (error) {
-        if (!isNoScript(error)) throw error;
-        deleted = await this.command(this.redis.eval(RELEASE.source, [this.key], [this.tokenValue!]));
-      }
+      deleted = await this.command(runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]));
     } catch (error) {
       this.releasedHeldMs = performance.now() - this.wonPerf;
       this.recordSample('error', this.releasedHeldMs);
@@ -312,17 +319,9 @@ export class RedisLock {
   }
 
   private startExtending(): void {
-    const generation = this.generation;
-    const o = this.options;
-    this.extender = new AutoExtender(
-      {
-        isHeld: () => this.isHeld && this.generation === generation,
-        extend: () => this.extend(),
-        // Not lost for sure (Redis may be back for the release), but no longer safe: stop the work.
-        failed: (error) => this.generation === generation && this.abort.abort(this.lossError('extend-failed', this.heldMs, error)),
-      },
-      o.autoExtendMs,
-      o.maxHoldMs,
-    );
+    const current = ((generation) => () => this.generation === generation)(this.generation);
+    // On an error the lock is not lost for sure (Redis may be back for the release), but no longer safe: stop the work.
+    const failed = (error: unknown) => current() && this.abort.abort(this.lossError('extend-failed', this.heldMs, error));
+    this.extender = new AutoExtender({ isHeld: () => this.isHeld && current(), extend: () => this.extend(), failed }, this.options.autoExtendMs, this.options.maxHoldMs);
   }
 }

@@ -43,19 +43,15 @@ end
 return 0
 `);
 
-/** Runs a script by SHA, loading it with EVAL on NOSCRIPT (after a server restart or SCRIPT FLUSH). */
-export async function runScript(
-  redis: LockCommands,
-  lua: LuaScript,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-): Promise<unknown> {
-  try {
-    return await redis.evalsha(lua.sha, keys, args);
-  } catch (error) {
-    if (isNoScript(error)) return await redis.eval(lua.source, keys, args);
+/**
+ * Runs a script by SHA, loading it with EVAL on NOSCRIPT (after a server restart
+ * or SCRIPT FLUSH). No async function: one promise layer less on the lock's path.
+ */
+export function runScript(redis: LockCommands, lua: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  return redis.evalsha(lua.sha, keys, args).catch((error: unknown) => {
+    if (isNoScript(error)) return redis.eval(lua.source, keys, args);
     throw error;
-  }
+  });
 }
 
 /** Whether Redis answered that it does not have the script cached (after a restart or SCRIPT FLUSH). */

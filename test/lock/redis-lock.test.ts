@@ -389,3 +389,23 @@ describe('TTL bounds', () => {
     expect(() => new RedisLock(client, 'k', { ttlMs: 2 ** 31 - 1 })).not.toThrow();
   });
 });
+
+describe('lock validity is judged by the monotonic clock when asked', () => {
+  it('after a pause longer than the TTL, the lock says it is not held, before any timer has run', async () => {
+    const key = newKey();
+    const lock = await RedisLock.acquire(other, key, { ttlMs: 200 });
+    const { signal } = lock; // asked for early, as a section would, so its timer is armed
+    expect(lock.isHeld).toBe(true); // control: before the deadline
+    expect(() => lock.assertHeld()).not.toThrow();
+    const end = performance.now() + 350;
+    while (performance.now() < end) {
+      // a long GC pause or a blocked event loop: no timer can run
+    }
+    expect(lock.isHeld).toBe(false);
+    expect(lock.remainingMs).toBe(0);
+    expect(lock.signal.aborted).toBe(true); // aborted at this first look, not when the timer gets to run
+    expect(signal.aborted).toBe(true);
+    expect(() => lock.assertHeld()).toThrow(LockLostError);
+    expect(await lock.release()).toBe(false); // Redis expired it meanwhile
+  });
+});
