@@ -64,7 +64,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
   const hold = new DenseHistogram();
   const wait = new DenseHistogram();
   const ttls = new Map<number, number>();
-  const outcomes: Record<Outcome, number> = { released: 0, expired: 0, not_acquired: 0, error: 0 };
+  const outcomes: Record<Outcome, number> = { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 };
   const hourly: HourlyPoint[] = [];
   let count = 0;
   let threw = 0;
@@ -85,7 +85,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
       hold.add(hour);
     }
   };
-  for (const [bucketStartMs, rowCount, released, expired, notAcquired, error, rowThrew, rowHoldSumUs, , rowFirstMs, rowLastMs, hists, rowExtended, rowExtensions] of rows) {
+  for (const [bucketStartMs, rowCount, released, expired, notAcquired, error, rowThrew, rowHoldSumUs, , rowFirstMs, rowLastMs, hists, rowExtended, rowExtensions, rowLost] of rows) {
     if (!isReadableRollup(hists)) {
       unreadableRows++;
       continue;
@@ -108,6 +108,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     outcomes.expired += expired;
     outcomes.not_acquired += notAcquired;
     outcomes.error += error;
+    outcomes.lost += rowLost;
     if (rowFirstMs < firstMs) firstMs = rowFirstMs;
     if (rowLastMs > lastMs) lastMs = rowLastMs;
   }
@@ -135,6 +136,12 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     hints.push(
       `Contended: wait p99 ${formatMs(waitP99Ms)}, ${(notAcquiredRate * 100).toFixed(1)} % not acquired. ` +
         'The key is probably too broad (one lock for everything); lock a finer key, e.g. per entity id.',
+    );
+  }
+  if (outcomes.lost > 0) {
+    hints.push(
+      `${outcomes.lost} lock(s) vanished before their TTL could have run out: deleted by someone else or lost by Redis ` +
+        '(a restart without persistence, a failover). Not a sign of a short TTL; fencing tokens protect against it.',
     );
   }
   if (extended > 0) {

@@ -71,7 +71,9 @@ export class StreamBatcher {
           rawBytes = 0;
         }
         rawBytes += bytes;
-        rawChunks.at(-1)!.push([tsMs, s.key, pattern, holdUs, waitUs, ttlMs, outcome | (threw << 2) | (attempts * 8), extensions]);
+        // As stored: `lost` is outcome 1 with its own flag.
+        const stored = outcome === 4 ? 1 : outcome;
+        rawChunks.at(-1)!.push([tsMs, s.key, pattern, holdUs, waitUs, ttlMs, stored | (threw << 2) | (attempts * 8), extensions, outcome === 4 ? 1 : 0]);
       }
     }
     if (rollups.length === 0) return { batches: [], lost: 0 };

@@ -49,9 +49,10 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
   const rollups = data.r.map((row) => {
     // Entries from sinks older than the extension counts end at `hists`: they had none.
     const [pattern, bucketStartMs, count, outcomes, threw, holdSumUs, waitSumUs, firstTsMs, lastTsMs, hists, extended = 0, extensions = 0] = row as [
-      string, number, number, [number, number, number, number], number, number, number, number, number, string, number?, number?,
+      string, number, number, number[], number, number, number, number, number, string, number?, number?,
     ];
-    if (typeof pattern !== 'string' || !Array.isArray(outcomes) || outcomes.length !== 4 || typeof hists !== 'string') {
+    // Four outcomes from sinks older than `lost`, five since.
+    if (typeof pattern !== 'string' || !Array.isArray(outcomes) || (outcomes.length !== 4 && outcomes.length !== 5) || typeof hists !== 'string') {
       throw new TypeError('malformed rollup in stream entry');
     }
     const delta: RollupDelta<string, string> = {
@@ -59,7 +60,7 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
       instance,
       bucketStartMs: num(bucketStartMs),
       count: num(count),
-      outcomes: outcomes.map(num) as [number, number, number, number],
+      outcomes: [...outcomes, 0].slice(0, 5).map(num) as [number, number, number, number, number],
       threw: num(threw),
       holdSumUs: num(holdSumUs),
       waitSumUs: num(waitSumUs),
@@ -75,10 +76,10 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
     return delta;
   });
   const raw = data.s.map((row) => {
-    if (!Array.isArray(row) || (row.length !== 7 && row.length !== 8) || typeof row[1] !== 'string' || typeof row[2] !== 'string') {
+    if (!Array.isArray(row) || row.length < 7 || row.length > 9 || typeof row[1] !== 'string' || typeof row[2] !== 'string') {
       throw new TypeError('malformed raw sample in stream entry');
     }
-    return [num(row[0]), row[1], row[2], Number(row[3]), num(row[4]), num(row[5]), num(row[6]), num(row[7] ?? 0)] as StreamBatch['raw'][number];
+    return [num(row[0]), row[1], row[2], Number(row[3]), num(row[4]), num(row[5]), num(row[6]), num(row[7] ?? 0), num(row[8] ?? 0)] as StreamBatch['raw'][number];
   });
   return { instance, epoch, seq, rollups, raw };
 }

@@ -30,7 +30,6 @@ export class RedisLock {
   readonly key: string;
   private readonly options: ResolvedLockOptions;
   private readonly redis: LockCommands;
-
   private state: State = 'idle';
   /** Bumped by every acquire: a reply that arrives for an earlier acquisition changes nothing. */
   private generation = 0;
@@ -42,8 +41,10 @@ export class RedisLock {
   private startPerf = 0;
   private sentPerf = 0;
   private wonPerf = 0;
-  /** Monotonic time by which the server has certainly expired the key, unless extended. */
+  /** Monotonic time from which the key may have expired (the TTL counted from when SET was sent), unless extended. */
   private expiresPerf = 0;
+  /** Monotonic time by which the key has expired for certain (the TTL counted from the reply). */
+  private certainExpiryPerf = 0;
   private threw = false;
   private lost: LockLostError | undefined;
   private releasedHeldMs = 0;
@@ -74,20 +75,14 @@ export class RedisLock {
     return this.state === 'held' ? this.tokenValue : undefined;
   }
 
-  /**
-   * Whether the lock is held right now, judged by the monotonic clock at the
-   * moment of asking: false once the TTL has run out, even if no timer has
-   * noticed yet (a paused process, a long GC, a blocked event loop).
-   */
+  /** Whether the lock is held right now, by the monotonic clock: false once the TTL has run out, noticed or not. */
   get isHeld(): boolean {
     return this.state === 'held' && !this.lost && performance.now() < this.expiresPerf;
   }
 
   /**
-   * Throws the {@link LockLostError} that says why when the lock is not held
-   * right now (see {@link isHeld}): call it before a write the lock guards. Only
-   * a fencing token checked by the store itself protects against a holder that
-   * pauses between this check and its write.
+   * Throws the {@link LockLostError} that says why when the lock is not held right now: call it before a
+   * write the lock guards. Only a fencing token the store checks protects against a pause after the check.
    */
   assertHeld(): void {
     if (this.isHeld) return;
@@ -151,15 +146,13 @@ export class RedisLock {
     for (;;) {
       if (signal?.aborted) return this.giveUp(signal.reason);
       this.attempts++;
-      // SET NX PX, or the fencing script. Awaited here rather than in a helper: every extra async layer
-      // costs measurable CPU per lock.
+      // SET NX PX, or the fencing script; awaited here, not in a helper: each async layer costs CPU per lock.
       const pending = o.fencing
         ? runScript(this.redis, ACQUIRE_WITH_FENCE, [this.key, fenceKeyOf(this.key)], [this.tokenValue!, o.ttlMs])
         : this.redis.setNxPx(this.key, this.tokenValue!, o.ttlMs);
       let reply: unknown;
       try {
-        // The full command timeout even near the acquire deadline: a reply that is merely slower
-        // than the time left is contention, not a Redis failure.
+        // The full command timeout even near the acquire deadline: a slow reply is contention, not failure.
         reply = await (o.commandTimeoutMs === 0 ? pending : withDeadline(pending, o.commandTimeoutMs));
       } catch (error) {
         if (error instanceof CommandTimeoutError) this.releaseOrphan();
@@ -180,6 +173,7 @@ export class RedisLock {
         // The server started the TTL after we sent SET, so this errs on the early side.
         this.sentPerf = sentPerf;
         this.expiresPerf = sentPerf + o.ttlMs;
+        this.certainExpiryPerf = now + o.ttlMs;
         this.state = 'held';
         // Aborts the signal when the TTL runs out; the release alone decides whether the lock was lost.
         this.abort.arm(this.expiresPerf);
@@ -216,11 +210,16 @@ export class RedisLock {
     this.extender?.stop();
     this.extender = undefined;
     let deleted: unknown;
+    const sentPerf = performance.now();
     try {
       deleted = await this.command(runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]));
     } catch (error) {
       this.releasedHeldMs = performance.now() - this.wonPerf;
-      this.recordSample('error', this.releasedHeldMs);
+      // No reply, but by now the TTL has run out for certain: whatever Redis did, the lock expired while held.
+      const expired = performance.now() >= this.certainExpiryPerf;
+      if (expired) this.markLost('gone', this.releasedHeldMs);
+      this.recordSample(expired ? 'expired' : 'error', this.releasedHeldMs);
+      if (expired) return false;
       throw new LockRedisError(this.key, 'release', { cause: error });
     }
     const heldMs = performance.now() - this.wonPerf;
@@ -230,7 +229,9 @@ export class RedisLock {
       return true;
     }
     this.markLost('gone', heldMs);
-    this.recordSample('expired', heldMs);
+    // Gone before the TTL could have run out (the server cannot have started it before we sent SET):
+    // deleted by someone else or lost by Redis, `lost`; not a TTL too short.
+    this.recordSample(sentPerf < this.expiresPerf ? 'lost' : 'expired', heldMs);
     return false;
   }
 
@@ -260,6 +261,7 @@ export class RedisLock {
     }
     this.extensions++;
     this.expiresPerf = sentPerf + ttlMs;
+    this.certainExpiryPerf = performance.now() + ttlMs;
     if (!this.abort.aborted) this.abort.arm(this.expiresPerf);
     return true;
   }
@@ -290,7 +292,6 @@ export class RedisLock {
     this.recordSample('not_acquired', undefined);
     throw reason;
   }
-
   private command<T>(pending: Promise<T>): Promise<T> {
     return this.options.commandTimeoutMs === 0 ? pending : withDeadline(pending, this.options.commandTimeoutMs);
   }

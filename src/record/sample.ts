@@ -6,18 +6,22 @@ import { hostname } from 'node:os';
  * - `expired`: the lock was won but its TTL ran out before release (it was lost while in use).
  * - `not_acquired`: another holder kept the lock through every retry.
  * - `error`: Redis failed or timed out.
+ * - `lost`: the key vanished before its TTL could have run out (by the holder's
+ *   monotonic clock): deleted by someone else, or lost by Redis (a restart without
+ *   persistence, a failover). Not a TTL that was too short, so not counted as one.
  */
-export type Outcome = 'released' | 'expired' | 'not_acquired' | 'error';
+export type Outcome = 'released' | 'expired' | 'not_acquired' | 'error' | 'lost';
 
-/** The outcomes in the order of their integer codes in the database. */
-export const OUTCOMES: readonly Outcome[] = Object.freeze(['released', 'expired', 'not_acquired', 'error']);
+/** The outcomes in the order of their integer codes. */
+export const OUTCOMES: readonly Outcome[] = Object.freeze(['released', 'expired', 'not_acquired', 'error', 'lost']);
 
-/** Integer code stored in `raw_samples.outcome`. */
+/** Integer code of each outcome (in a raw row: `flags & 3`, with `lost` stored as 1 plus `raw_samples.lost`). */
 export const OUTCOME_CODE: Readonly<Record<Outcome, number>> = Object.freeze({
   released: 0,
   expired: 1,
   not_acquired: 2,
   error: 3,
+  lost: 4,
 });
 
 /**

@@ -95,7 +95,7 @@ async function patternSection(p: PatternAnalysis, index: number, analysis: Analy
     ['wait p50 / p99', `${formatMs(p.waitMs.p50)} / ${formatMs(p.waitMs.p99)}`],
     [
       'outcomes',
-      `${formatCount(p.outcomes.released)} released, ${formatCount(p.outcomes.expired)} expired, ${formatCount(p.outcomes.not_acquired)} not acquired, ${formatCount(p.outcomes.error)} errors; ${formatCount(p.threw)} threw`,
+      `${formatCount(p.outcomes.released)} released, ${formatCount(p.outcomes.expired)} expired, ${formatCount(p.outcomes.not_acquired)} not acquired, ${formatCount(p.outcomes.error)} errors${p.outcomes.lost ? `, ${formatCount(p.outcomes.lost)} lost` : ''}; ${formatCount(p.threw)} threw`,
     ],
     ...(p.extended > 0 ? ([['extended while held', `${formatCount(p.extended)} lock(s), ${formatCount(p.extensions)} extension(s)`]] as [string, string][]) : []),
     ['TTL in use', p.ttl.minMs === p.ttl.maxMs ? formatMs(p.ttl.currentMs) : `${formatMs(p.ttl.currentMs)} (range ${formatMs(p.ttl.minMs)}–${formatMs(p.ttl.maxMs)})`],

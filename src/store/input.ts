@@ -11,7 +11,7 @@ export interface EncodedBatch {
   count: number;
   /** Per sample, {@link NUMBERS_PER_SAMPLE} numbers: at (epoch ms), holdUs (-1 when never won), waitUs, ttlMs, attempts, extensions. */
   numbers: Float64Array;
-  /** Per sample: outcome code | threw << 2. */
+  /** Per sample: outcome code | threw << 3. */
   flags: Uint8Array;
   /** All keys, concatenated; split with `keyLengths`. */
   keys: string;
@@ -34,6 +34,6 @@ export interface DeltaBatch {
   epoch: string;
   seq: number;
   rollups: RollupDelta<string, string>[];
-  /** [tsMs, key, pattern, holdUs (-1 when never won), waitUs, ttlMs, flags, extensions] */
-  raw: [number, string, string, number, number, number, number, number][];
+  /** [tsMs, key, pattern, holdUs (-1 when never won), waitUs, ttlMs, flags (as stored), extensions, lost (0 or 1)] */
+  raw: [number, string, string, number, number, number, number, number, number][];
 }

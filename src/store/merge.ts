@@ -66,8 +66,8 @@ export function mergeDatabases(outPath: string, inputPaths: readonly string[]): 
             .run().changes;
           result.rawRows += out
             .prepare(
-              `INSERT INTO main.raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags, extensions)
-               SELECT r.ts_ms, r.key, ms.out_id, r.hold_us, r.wait_us, r.flags, ${input.version >= 5 ? 'r.extensions' : '0'}
+              `INSERT INTO main.raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags, extensions, lost)
+               SELECT r.ts_ms, r.key, ms.out_id, r.hold_us, r.wait_us, r.flags, ${input.version >= 5 ? 'r.extensions, r.lost' : '0, 0'}
                  FROM src.raw_samples r JOIN merge_series ms ON ms.src_id = r.series_id`,
             )
             .run().changes;

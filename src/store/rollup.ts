@@ -23,10 +23,11 @@ export const ROLLUP_VALUE_COLUMNS = Object.freeze([
   'hists',
   'extended',
   'extensions',
+  'lost',
 ] as const);
 
 /** Columns added by later schema versions, with the version that added them: older files read them as 0. */
-const ADDED_IN: Readonly<Partial<Record<(typeof ROLLUP_VALUE_COLUMNS)[number], number>>> = { extended: 5, extensions: 5 };
+const ADDED_IN: Readonly<Partial<Record<(typeof ROLLUP_VALUE_COLUMNS)[number], number>>> = { extended: 5, extensions: 5, lost: 5 };
 
 /** The value columns as an SQL list, each with `prefix` (e.g. `r.`); read from a file of `schemaVersion`, missing ones are 0. */
 export function rollupValuesSql(prefix = '', schemaVersion = Number.POSITIVE_INFINITY): string {
@@ -50,6 +51,8 @@ export type RollupValues = [
   extended: number,
   /** Extensions, summed. */
   extensions: number,
+  /** Locks whose key vanished before their TTL could have run out. */
+  lost: number,
 ];
 
 /** Positions of the summed counters in {@link RollupValues}: count … wait_sum_us. */
@@ -59,6 +62,7 @@ export const LAST_TS = 9;
 export const HISTS = 10;
 export const EXTENDED = 11;
 export const EXTENSIONS = 12;
+export const LOST = 13;
 
 /**
  * What one (pattern, hour, instance) rollup row adds up: counts per outcome,
@@ -71,8 +75,8 @@ export interface RollupDelta<P = number, I = number> {
   instance: I;
   bucketStartMs: number;
   count: number;
-  /** released, expired, not_acquired, error */
-  outcomes: [number, number, number, number];
+  /** released, expired, not_acquired, error, lost */
+  outcomes: [number, number, number, number, number];
   threw: number;
   holdSumUs: number;
   waitSumUs: number;
@@ -97,7 +101,7 @@ export function newDelta<P, I>(pattern: P, instance: I, bucketStartMs: number, t
     instance,
     bucketStartMs,
     count: 0,
-    outcomes: [0, 0, 0, 0],
+    outcomes: [0, 0, 0, 0, 0],
     threw: 0,
     holdSumUs: 0,
     waitSumUs: 0,
@@ -127,7 +131,7 @@ export function addSample(
     delta.extended++;
     delta.extensions += extensions;
   }
-  delta.outcomes[outcome as 0 | 1 | 2 | 3]++;
+  delta.outcomes[outcome as 0 | 1 | 2 | 3 | 4]++;
   delta.threw += threw;
   delta.waitSumUs += waitUs;
   delta.wait.record(waitUs);
@@ -153,6 +157,7 @@ export class RollupSum {
   lastTsMs = Number.NEGATIVE_INFINITY;
   extended = 0;
   extensions = 0;
+  lost = 0;
   rows = 0;
 
   /** Adds a stored row. */
@@ -162,12 +167,14 @@ export class RollupSum {
     addEncodedRollup(values[HISTS], this.hold, this.wait, this.ttls);
     this.extended += values[EXTENDED];
     this.extensions += values[EXTENSIONS];
+    this.lost += values[LOST];
     this.rows++;
   }
 
   /** Adds a delta built from samples. */
   addDelta(d: RollupDelta<unknown, unknown>): void {
-    const counters = [d.count, ...d.outcomes, d.threw, d.holdSumUs, d.waitSumUs];
+    const [released, expired, notAcquired, error, lost] = d.outcomes;
+    const counters = [d.count, released, expired, notAcquired, error, d.threw, d.holdSumUs, d.waitSumUs];
     for (let i = 0; i < SUMMED_VALUES; i++) this.sums[i]! += counters[i]!;
     this.widen(d.firstTsMs, d.lastTsMs);
     this.hold.addHistogram(d.hold);
@@ -175,12 +182,13 @@ export class RollupSum {
     for (const [ttl, n] of d.ttls) this.ttls.set(ttl, (this.ttls.get(ttl) ?? 0) + n);
     this.extended += d.extended;
     this.extensions += d.extensions;
+    this.lost += lost;
     this.rows++;
   }
 
   /** The row to store, in {@link ROLLUP_VALUE_COLUMNS} order. */
   values(): unknown[] {
-    return [...this.sums, this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, this.ttls), this.extended, this.extensions];
+    return [...this.sums, this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, this.ttls), this.extended, this.extensions, this.lost];
   }
 
   clear(): void {
@@ -192,6 +200,7 @@ export class RollupSum {
     this.lastTsMs = Number.NEGATIVE_INFINITY;
     this.extended = 0;
     this.extensions = 0;
+    this.lost = 0;
     this.rows = 0;
   }
 

@@ -120,9 +120,15 @@ const MIGRATIONS: readonly string[] = [
   `,
   // 4 → 5: how often locks were extended while held (auto-extension, extend()): for those
   // locks the TTL is not the hold budget. Per raw row, and per rollup as the number of
-  // extended locks and the sum of their extensions.
+  // extended locks and the sum of their extensions. And the outcome `lost` (the key
+  // vanished before its TTL could have run out): stored as outcome 1 plus `lost` = 1.
+  // SQLite cannot add the `lost` count after `extensions` in rollups' column order, so it
+  // comes last; readers name their columns.
   `
   ALTER TABLE raw_samples   ADD COLUMN extensions INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE raw_samples   ADD COLUMN lost       INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE rollups       ADD COLUMN lost       INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE fleet_rollups ADD COLUMN lost       INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE rollups       ADD COLUMN extended   INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE rollups       ADD COLUMN extensions INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE fleet_rollups ADD COLUMN extended   INTEGER NOT NULL DEFAULT 0;
@@ -130,8 +136,9 @@ const MIGRATIONS: readonly string[] = [
   DROP VIEW samples;
   CREATE VIEW samples AS
     SELECT r.ts_ms, r.key, p.pattern, r.hold_us, r.wait_us, r.flags >> 3 AS attempts, s.ttl_ms,
-           CASE r.flags & 3 WHEN 0 THEN 'released' WHEN 1 THEN 'expired'
-                            WHEN 2 THEN 'not_acquired' ELSE 'error' END AS outcome,
+           CASE WHEN r.lost = 1 THEN 'lost' ELSE
+             CASE r.flags & 3 WHEN 0 THEN 'released' WHEN 1 THEN 'expired'
+                              WHEN 2 THEN 'not_acquired' ELSE 'error' END END AS outcome,
            (r.flags >> 2) & 1 AS threw, i.instance, r.extensions
       FROM raw_samples r
       JOIN series    s ON s.id = r.series_id

@@ -39,7 +39,7 @@ export interface WriteResult {
 
 // Raw rows go in by this many per INSERT: binding one statement per row costs more than SQLite's work.
 const ROWS_PER_INSERT = 32;
-const RAW_COLUMNS = 7;
+const RAW_COLUMNS = 8;
 const KEY_CACHE_LIMIT = 10_000;
 
 /**
@@ -78,7 +78,7 @@ export class SampleWriter {
     private readonly options: SampleWriterOptions,
   ) {
     const row = `(${new Array(RAW_COLUMNS).fill('?').join(', ')})`;
-    const insert = 'INSERT INTO raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags, extensions) VALUES ';
+    const insert = 'INSERT INTO raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags, extensions, lost) VALUES ';
     this.insertRawMany = db.prepare(insert + new Array(ROWS_PER_INSERT).fill(row).join(', '));
     this.insertRawOne = db.prepare(insert + row);
     this.insertPattern = db.prepare('INSERT OR IGNORE INTO patterns (pattern) VALUES (?)');
@@ -147,10 +147,10 @@ export class SampleWriter {
             const instanceId = this.instanceIdOf(batch.instance);
             if (this.insertStreamBatch.run(instanceId, batch.epoch, batch.seq, Date.now()).changes === 0) continue;
             applied++;
-            for (const [tsMs, key, pattern, holdUs, waitUs, ttlMs, flags, extensions] of batch.raw) {
+            for (const [tsMs, key, pattern, holdUs, waitUs, ttlMs, flags, extensions, lost] of batch.raw) {
               const patternId = this.patternIdOf(pattern, true);
               const seriesId = this.seriesIdOf(patternId, instanceId, ttlMs);
-              this.insertRawOne.run([tsMs, key, seriesId, holdUs < 0 ? null : holdUs, waitUs, flags, extensions]);
+              this.insertRawOne.run([tsMs, key, seriesId, holdUs < 0 ? null : holdUs, waitUs, flags, extensions, lost]);
             }
             for (const d of batch.rollups) {
               samples += d.count;
@@ -197,8 +197,8 @@ export class SampleWriter {
       const attempts = numbers[o + 4]!;
       const extensions = numbers[o + 5]!;
       const flag = flags[i]!;
-      const outcome = flag & 3;
-      const threw = (flag >> 2) & 1;
+      const outcome = flag & 7;
+      const threw = (flag >> 3) & 1;
 
       const pattern = explicitPatterns.get(i) ?? this.patternOf(key);
       let patternId = this.patternIdOf(pattern);
@@ -221,8 +221,10 @@ export class SampleWriter {
         params[p + 2] = this.seriesIdOf(patternId, instanceId, ttlMs);
         params[p + 3] = holdUs < 0 ? null : holdUs;
         params[p + 4] = waitUs;
-        params[p + 5] = flag | (attempts * 8);
+        // In the file, `lost` is outcome 1 with its own column, so readers of 2 bits still see a failed lock.
+        params[p + 5] = (outcome === 4 ? 1 : outcome) | (threw << 2) | (attempts * 8);
         params[p + 6] = extensions;
+        params[p + 7] = outcome === 4 ? 1 : 0;
         raw++;
         if (++pendingRows === ROWS_PER_INSERT) {
           this.insertRawMany.run(params);

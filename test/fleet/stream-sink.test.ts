@@ -134,7 +134,7 @@ describe('RedisStreamSink in a service that must not notice it', () => {
     const port = (hung.address() as { port: number }).port;
     const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, enableReadyCheck: false });
     client.on('error', () => undefined);
-    const sink = new RedisStreamSink(client, { stream: 'hung', flushIntervalMs: 50, flushTimeoutMs: 500, commandTimeoutMs: 1500 });
+    const sink = new RedisStreamSink(client, { stream: 'hung', flushIntervalMs: 50, flushTimeoutMs: 500, commandTimeoutMs: 1500, onWarning: () => undefined });
     try {
       for (let i = 0; i < 10; i++) sink.record(sample(i));
       let started = performance.now();

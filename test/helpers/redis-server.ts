@@ -33,7 +33,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   async function start(): Promise<void> {
     const proc = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--enable-debug-command', 'local'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child = proc;

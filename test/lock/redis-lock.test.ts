@@ -5,6 +5,7 @@ import {
   ConfigError,
   LockLostError,
   LockNotAcquiredError,
+  LockRedisError,
   RedisLock,
   withLock,
   type LockClient,
@@ -407,5 +408,58 @@ describe('lock validity is judged by the monotonic clock when asked', () => {
     expect(signal.aborted).toBe(true);
     expect(() => lock.assertHeld()).toThrow(LockLostError);
     expect(await lock.release()).toBe(false); // Redis expired it meanwhile
+  });
+});
+
+describe('outcomes say what happened', () => {
+  it('a key that vanished before its TTL could have run out is `lost`, not `expired`, and analysis keeps the two apart', async () => {
+    const { SqliteRecorder, analyze } = await import('../../src/index.js');
+    const { tempDir } = await import('../helpers/temp.js');
+    const path = `${tempDir()}/lost.db`;
+    const recorder = new SqliteRecorder({ path });
+    const lost: LockLostEvent[] = [];
+    const key = `vanish:lock:${randomUUID()}`;
+    const released = await withLock(other, key, async () => {
+      await other.del(key); // someone else deleted it (or Redis restarted without persistence)
+      return 'done';
+    }, { ttlMs: 5000, recorder, onLockLost: (e) => lost.push(e) });
+    expect(released).toBe('done');
+    expect(lost).toHaveLength(1);
+    await recorder.close();
+    const [pattern] = analyze([path]).patterns;
+    expect(pattern!.outcomes).toMatchObject({ lost: 1, expired: 0, released: 0 });
+    expect(pattern!.verdict).not.toBe('expired');
+    expect(pattern!.hints.join(' ')).toMatch(/vanished before their TTL could have run out/);
+  });
+
+  it('a release that gets no reply after the TTL ran out is `expired` and calls onLockLost; before, it is an error', async () => {
+    const { startRedisServer } = await import('../helpers/redis-server.js');
+    const server = await startRedisServer();
+    const client = new Redis(server.url);
+    const admin = new Redis(server.url);
+    try {
+      const recorder = new MemoryRecorder();
+      const lost: LockLostEvent[] = [];
+      const late = await RedisLock.acquire(client, 'slow:lock:1', { ttlMs: 200, commandTimeoutMs: 150, recorder, onLockLost: (e) => lost.push(e) });
+      await sleep(250);
+      void admin.call('DEBUG', 'SLEEP', '0.4'); // Redis stalls: the release gets no reply in time
+      await sleep(20);
+      expect(await late.release()).toBe(false);
+      expect(recorder.samples.at(-1)).toMatchObject({ outcome: 'expired' });
+      expect(lost).toHaveLength(1);
+      await sleep(450);
+
+      // Control: the same stall while the TTL still runs is a Redis error, not an expiry.
+      const early = await RedisLock.acquire(client, 'slow:lock:2', { ttlMs: 5000, commandTimeoutMs: 150, recorder });
+      void admin.call('DEBUG', 'SLEEP', '0.4');
+      await sleep(20);
+      await expect(early.release()).rejects.toBeInstanceOf(LockRedisError);
+      expect(recorder.samples.at(-1)).toMatchObject({ outcome: 'error' });
+      await sleep(450);
+    } finally {
+      client.disconnect();
+      admin.disconnect();
+      await server.stop();
+    }
   });
 });

@@ -39,7 +39,7 @@ export function encodeBatch(samples: readonly LockSample[], from: number, to: nu
     numbers[o + 3] = nonNegativeInteger(s.ttlMs);
     numbers[o + 4] = Math.min(1 << 20, nonNegativeInteger(s.attempts ?? 1));
     numbers[o + 5] = Math.min(1 << 30, nonNegativeInteger(s.extensions ?? 0));
-    flags[count] = outcome | (s.threw ? 4 : 0);
+    flags[count] = outcome | (s.threw ? 8 : 0);
     keyLengths[count] = s.key.length;
     keys.push(s.key);
     if (typeof s.pattern === 'string' && s.pattern !== '') patterns.push([count, s.pattern]);
