@@ -9,4 +9,8 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-process.exitCode = await run(process.argv);
+const code = await run(process.argv);
+// The command is done: once stdout and stderr have drained, end, even if a client library still
+// holds a socket to a Redis that never answers (it would keep the process alive for seconds).
+await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
+process.exit(code);

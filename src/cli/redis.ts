@@ -39,54 +39,87 @@ type Purpose = 'inspect' | 'follow';
  * (`redis`). `inspect` connections fail fast and, given a Cluster node, connect
  * to the whole cluster; `follow` connections retry for ever. Never prints the password.
  */
-export async function connectRedis(url: string, purpose: Purpose = 'inspect'): Promise<Connection> {
+export async function connectRedis(
+  url: string,
+  purpose: Purpose = 'inspect',
+  { timeoutMs = CONNECT_TIMEOUT_MS, cancel }: { timeoutMs?: number; cancel?: AbortSignal } = {},
+): Promise<Connection> {
   const shown = redactUrl(url);
   const ioredis = await import('ioredis').catch(() => undefined);
-  if (ioredis) return connectIoredis(ioredis, url, shown, purpose);
-  const nodeRedis = await import('redis').catch(() => undefined);
-  if (nodeRedis) return connectNodeRedis(nodeRedis, url, shown, purpose);
-  throw new TtlAdvisorError('This command needs a Redis client: npm install ioredis (or redis)');
+  const nodeRedis = ioredis ? undefined : await import('redis').catch(() => undefined);
+  if (!ioredis && !nodeRedis) throw new TtlAdvisorError('This command needs a Redis client: npm install ioredis (or redis)');
+  // A server that accepts the connection and never answers must not hang the command: past the
+  // timeout, or when `cancel` aborts, the half-open client is closed and the command fails.
+  const abandon = new AbortController();
+  const onCancel = () => abandon.abort(new TtlAdvisorError('stopped before Redis answered'));
+  cancel?.addEventListener('abort', onCancel, { once: true });
+  const timer = setTimeout(() => abandon.abort(new TtlAdvisorError(`Cannot connect to Redis at ${shown}: no answer within ${timeoutMs} ms`)), timeoutMs);
+  const connecting = ioredis
+    ? connectIoredis(ioredis, url, shown, purpose, abandon.signal)
+    : connectNodeRedis(nodeRedis!, url, shown, purpose, abandon.signal);
+  const abandoned = new Promise<never>((_, reject) => abandon.signal.addEventListener('abort', () => reject(abandon.signal.reason), { once: true }));
+  try {
+    return await Promise.race([connecting, abandoned]);
+  } finally {
+    clearTimeout(timer);
+    cancel?.removeEventListener('abort', onCancel);
+  }
 }
+
+/** How long a command waits for Redis to accept the connection and answer (ms). */
+export const CONNECT_TIMEOUT_MS = 5000;
 
 type IoredisModule = Pick<typeof import('ioredis'), 'Redis' | 'Cluster'>;
 
-async function connectIoredis(lib: IoredisModule, url: string, shown: string, purpose: Purpose): Promise<Connection> {
+async function connectIoredis(lib: IoredisModule, url: string, shown: string, purpose: Purpose, abandon: AbortSignal): Promise<Connection> {
   const { Redis, Cluster } = lib;
   let redis: InstanceType<typeof Redis>;
   try {
     redis =
       purpose === 'follow'
         ? new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true })
-        : new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 5000 });
+        : new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: CONNECT_TIMEOUT_MS, commandTimeout: CONNECT_TIMEOUT_MS });
   } catch (error) {
     throw new TtlAdvisorError(`Invalid Redis URL ${shown}: ${(error as Error).message}`);
   }
   redis.on('error', () => undefined);
+  abandon.addEventListener('abort', () => hangUp(redis), { once: true });
   try {
     await redis.connect();
-    if (purpose === 'follow' || !/cluster_enabled:1/.test(await redis.info('cluster'))) return { client: redis, close: () => redis.disconnect() };
+    if (purpose === 'follow' || !/cluster_enabled:1/.test(await redis.info('cluster'))) return { client: redis, close: () => hangUp(redis) };
   } catch (error) {
-    redis.disconnect();
+    hangUp(redis);
     throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${(error as Error).message}`);
   }
   const { host, port, username, password } = redis.options;
-  redis.disconnect();
+  hangUp(redis);
   const cluster = new Cluster([{ host: host ?? '127.0.0.1', port: port ?? 6379 }], {
     redisOptions: { username, password },
     clusterRetryStrategy: () => null,
   });
   cluster.on('error', () => undefined);
+  abandon.addEventListener('abort', () => cluster.disconnect(), { once: true });
   return { client: cluster, close: () => cluster.disconnect() };
+}
+
+/**
+ * Disconnects at once: ioredis ends its socket politely, and a server that never answers
+ * never closes its side, which keeps the process alive for seconds after the command is done.
+ */
+function hangUp(redis: { disconnect(): void; stream?: { destroy?: () => void } }): void {
+  redis.disconnect();
+  redis.stream?.destroy?.();
 }
 
 type NodeRedisModule = Pick<typeof import('redis'), 'createClient' | 'createCluster'>;
 
-async function connectNodeRedis(lib: NodeRedisModule, url: string, shown: string, purpose: Purpose): Promise<Connection> {
+async function connectNodeRedis(lib: NodeRedisModule, url: string, shown: string, purpose: Purpose, abandon: AbortSignal): Promise<Connection> {
   const client = lib.createClient({
     url,
     socket: purpose === 'follow' ? { reconnectStrategy: (retries) => Math.min(100 * retries, 2000) } : { reconnectStrategy: false, connectTimeout: 5000 },
   });
   client.on('error', () => undefined);
+  abandon.addEventListener('abort', () => client.destroy(), { once: true });
   try {
     await client.connect();
     if (purpose === 'follow' || !/cluster_enabled:1/.test(await client.info('cluster'))) return { client, close: () => client.destroy() };
@@ -97,6 +130,7 @@ async function connectNodeRedis(lib: NodeRedisModule, url: string, shown: string
   client.destroy();
   const cluster = lib.createCluster({ rootNodes: [{ url }] });
   cluster.on('error', () => undefined);
+  abandon.addEventListener('abort', () => cluster.destroy(), { once: true });
   try {
     await cluster.connect();
   } catch (error) {

@@ -1,3 +1,4 @@
+import { CommandTimeoutError, withDeadline } from '../deadline.js';
 import { patternOf } from '../keys/pattern.js';
 import { defaultInstanceId } from '../record/sample.js';
 import { fieldsOf, pairsOf, sendCommandOf, type RedisCommandClient, type SendCommand } from '../redis-client.js';
@@ -19,8 +20,10 @@ export interface CollectorOptions {
   consumer?: string;
   /** Entries read per XREADGROUP. @default 200 */
   batchSize?: number;
-  /** How long one XREADGROUP blocks waiting for entries (ms); also how quickly a stop is noticed. @default 1000 */
+  /** How long one XREADGROUP blocks waiting for entries (ms). @default 1000 */
   blockMs?: number;
+  /** Longest wait for any reply beyond the block time (ms): a Redis that accepts and never answers is a Redis error, retried. @default 5000 */
+  commandTimeoutMs?: number;
   /**
    * Entries another collector read but has not acknowledged for this long (ms)
    * are claimed (XAUTOCLAIM): that collector is taken for dead. A live one
@@ -64,7 +67,11 @@ export const COLLECTOR_DEFAULTS = Object.freeze({
   blockMs: 1000,
   claimIdleMs: 30_000,
   progressIntervalMs: 10_000,
+  commandTimeoutMs: 5000,
 });
+
+/** Thrown inside `run` when its signal aborts: a stop, not a failure. */
+class Stopped extends Error {}
 
 type StreamEntries = [id: string, fields: string[] | null][];
 
@@ -98,6 +105,8 @@ export class StreamCollector {
   private readonly progressIntervalMs: number;
   private readonly totals = { entries: 0, applied: 0, duplicates: 0, bad: 0, samples: 0, claimed: 0 };
   private readonly send: SendCommand;
+  private readonly commandTimeoutMs: number;
+  private stopSignal: AbortSignal | undefined;
 
   constructor(
     redis: RedisCommandClient,
@@ -112,10 +121,17 @@ export class StreamCollector {
     this.blockMs = positiveInteger('blockMs', options.blockMs, d.blockMs);
     this.claimIdleMs = positiveInteger('claimIdleMs', options.claimIdleMs, d.claimIdleMs);
     this.progressIntervalMs = positiveInteger('progressIntervalMs', options.progressIntervalMs, d.progressIntervalMs);
+    this.commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs, d.commandTimeoutMs);
   }
 
-  /** Collects until `signal` aborts, then finishes the entries in hand and resolves with the totals. */
+  /**
+   * Collects until `signal` aborts, then resolves with the totals. A stop never
+   * waits on Redis: a command under way is abandoned (entries it read stay
+   * pending in the group and come back on the next run), one applied to SQLite
+   * is acknowledged first.
+   */
   async run(signal: AbortSignal): Promise<CollectorProgress> {
+    this.stopSignal = signal;
     const db = openForWriting(this.options.db, 5000);
     // Batches carry their own patterns and instances: the writer needs no templates and no cap.
     const writer = new SampleWriter(db, { instance: 'collector', rawSampleRate: 1, maxPatterns: Number.MAX_SAFE_INTEGER, patternOf });
@@ -151,15 +167,31 @@ export class StreamCollector {
         }
       }
       return await this.progress(started);
+    } catch (error) {
+      if (error instanceof Stopped) return this.finalProgress(started);
+      throw error;
     } finally {
       db.close();
     }
   }
 
+  /** One command, bounded by `commandTimeoutMs` (plus what it blocks for) and by the stop signal. */
+  private command(args: readonly (string | number)[], blockMs = 0): Promise<unknown> {
+    const signal = this.stopSignal;
+    if (signal?.aborted) return Promise.reject(new Stopped());
+    const reply = withDeadline(this.send(args, this.stream), this.commandTimeoutMs + blockMs);
+    if (!signal) return reply;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(new Stopped());
+      signal.addEventListener('abort', onAbort, { once: true });
+      reply.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
   private async ensureGroup(): Promise<void> {
     try {
       // From the stream's start: batches sent before the first collector ran are not lost.
-      await this.send(['XGROUP', 'CREATE', this.stream, this.group, '0', 'MKSTREAM'], this.stream);
+      await this.command(['XGROUP', 'CREATE', this.stream, this.group, '0', 'MKSTREAM']);
     } catch (error) {
       if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error;
     }
@@ -170,17 +202,17 @@ export class StreamCollector {
     if (block) args.push('BLOCK', this.blockMs);
     args.push('STREAMS', this.stream, id);
     // One stream asked for: its entries are the first (and only) value of the stream → entries reply.
-    const [first] = pairsOf(await this.send(args, this.stream));
+    const [first] = pairsOf(await this.command(args, block ? this.blockMs : 0));
     return entriesOf(first?.[1]);
   }
 
   private async claimAbandoned(writer: SampleWriter): Promise<void> {
     let cursor = '0-0';
     do {
-      const reply = (await this.send(
-        ['XAUTOCLAIM', this.stream, this.group, this.consumer, this.claimIdleMs, cursor, 'COUNT', this.batchSize],
-        this.stream,
-      )) as [unknown, unknown];
+      const reply = (await this.command(['XAUTOCLAIM', this.stream, this.group, this.consumer, this.claimIdleMs, cursor, 'COUNT', this.batchSize])) as [
+        unknown,
+        unknown,
+      ];
       cursor = String(reply[0]);
       const entries = entriesOf(reply[1]).filter(([, fields]) => fields !== null);
       this.totals.claimed += entries.length;
@@ -204,14 +236,15 @@ export class StreamCollector {
     this.totals.applied += result.applied;
     this.totals.duplicates += result.duplicates;
     this.totals.samples += result.samples;
-    await this.send(['XACK', this.stream, this.group, ...entries.map(([id]) => id)], this.stream);
+    // Applied and committed: acknowledged even when a stop was asked meanwhile (else it would come back).
+    await withDeadline(this.send(['XACK', this.stream, this.group, ...entries.map(([id]) => id)], this.stream), this.commandTimeoutMs);
   }
 
   private async progress(started: number): Promise<CollectorProgress> {
     let lag: number | undefined;
     let pending: number | undefined;
     try {
-      const groups = (await this.send(['XINFO', 'GROUPS', this.stream], this.stream)) as unknown[];
+      const groups = (await this.command(['XINFO', 'GROUPS', this.stream])) as unknown[];
       for (const g of groups) {
         const info = fieldsOf(g);
         if (String(info.get('name')) !== this.group) continue;
@@ -221,6 +254,22 @@ export class StreamCollector {
     } catch {
       // progress is best effort
     }
+    return this.totalsSince(started, lag, pending);
+  }
+
+  /** The totals at a stop: the group's lag when Redis answers at once, without waiting on a stalled one. */
+  private async finalProgress(started: number): Promise<CollectorProgress> {
+    this.stopSignal = undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const quick = new Promise<CollectorProgress>((resolve) => (timer = setTimeout(() => resolve(this.totalsSince(started, undefined, undefined)), 300)));
+    try {
+      return await Promise.race([this.progress(started), quick]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private totalsSince(started: number, lag: number | undefined, pending: number | undefined): CollectorProgress {
     const seconds = Math.max(0.001, (Date.now() - started) / 1000);
     return { ...this.totals, entriesPerSecond: this.totals.entries / seconds, lag, pending };
   }
@@ -230,6 +279,7 @@ export class StreamCollector {
 function isRedisError(error: unknown): boolean {
   const e = error as { name?: string; code?: string; message?: string };
   return (
+    error instanceof CommandTimeoutError ||
     // ioredis
     e?.name === 'ReplyError' ||
     e?.name === 'MaxRetriesPerRequestError' ||

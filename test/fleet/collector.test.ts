@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -165,5 +166,62 @@ describe.each(CLIENT_KINDS)('StreamCollector through %s', (kind) => {
     expect(queryDb<{ n: number }>(db, 'SELECT count(*) AS n FROM raw_samples')[0]!.n).toBe(300);
     await connection.close();
     await producer.close();
+  });
+});
+
+describe('collect never hangs on a Redis that does not answer', () => {
+  async function hungServer() {
+    const server = createServer((socket) => socket.on('data', () => undefined));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { url: `redis://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
+  }
+
+  it('SIGTERM while Redis accepts and never answers: exits 0 at once', async () => {
+    const hung = await hungServer();
+    try {
+      const col = start([cli, 'collect', '--redis', hung.url, '--db', join(dir, 'hung.db')]);
+      await sleep(700);
+      const sent = Date.now();
+      col.proc.kill('SIGTERM');
+      const { code } = await col.exited;
+      expect(code, col.output()).toBe(0);
+      expect(Date.now() - sent).toBeLessThan(1500);
+      expect(col.output()).toMatch(/stopped before Redis answered/);
+    } finally {
+      hung.close();
+    }
+  });
+
+  it('without a signal, collect and locks fail within the connect timeout with one clear line (exit 2)', async () => {
+    const hung = await hungServer();
+    try {
+      for (const args of [['collect', '--redis', hung.url, '--db', join(dir, 'hung2.db')], ['locks', '--redis', hung.url]]) {
+        const started = Date.now();
+        const run = start([cli, ...args]);
+        const { code } = await run.exited;
+        expect(code, run.output()).toBe(2);
+        expect(Date.now() - started).toBeLessThan(8000);
+        expect(run.output()).toMatch(/Cannot connect to Redis at redis:\/\/127\.0\.0\.1:\d+: no answer within 5000 ms/);
+      }
+    } finally {
+      hung.close();
+    }
+  });
+
+  it('SIGTERM while a connected Redis stalls: the collector stops without waiting for it', async () => {
+    server = await startRedisServer();
+    const col = collector(server.url, join(dir, 'stall.db'), 'collector-s');
+    await sleep(1500); // connected and reading
+    const admin = await connectClient('ioredis 5', server.url);
+    void (admin.client as unknown as { call(...args: string[]): Promise<unknown> }).call('DEBUG', 'SLEEP', '4').catch(() => undefined);
+    await sleep(200);
+    const sent = Date.now();
+    col.proc.kill('SIGTERM');
+    const { code } = await col.exited;
+    expect(code, col.output()).toBe(0);
+    expect(Date.now() - sent).toBeLessThan(1500);
+    expect(col.output()).toMatch(/stopped: \d+ entries/);
+    await sleep(3000); // let the server wake before it is stopped
+    await admin.close();
   });
 });

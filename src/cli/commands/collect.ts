@@ -30,12 +30,24 @@ export function registerCollect(program: Command, io: Io): void {
     .action(async (options: CollectCommandOptions) => {
       const url = requireRedisUrl(options.redis);
       const shown = redactUrl(url);
-      // The collector blocks in XREADGROUP, so it gets a connection of its own; reconnects by itself if Redis restarts.
-      const { client: redis, close } = await connectRedis(url, 'follow');
+      // Listening first: a stop while connecting to a Redis that never answers ends the command too.
       const stop = new AbortController();
       const onSignal = () => stop.abort();
       process.once('SIGTERM', onSignal);
       process.once('SIGINT', onSignal);
+      // The collector blocks in XREADGROUP, so it gets a connection of its own; reconnects by itself if Redis restarts.
+      let connection;
+      try {
+        connection = await connectRedis(url, 'follow', { cancel: stop.signal });
+      } catch (error) {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
+        if (!stop.signal.aborted) throw error;
+        io.stderr('stopped before Redis answered; nothing collected\n');
+        return;
+      }
+      const { client: redis, close } = connection;
+      io.stderr(`collecting ${options.stream} (group ${options.group}) from ${shown} into ${options.db}\n`);
       const collector = new StreamCollector(redis, {
         db: options.db,
         stream: options.stream,
