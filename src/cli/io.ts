@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, constants, accessSync, existsSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { TtlAdvisorError } from '../errors.js';
 
 /** Where the CLI writes; tests pass their own. */
 export interface Io {
@@ -23,13 +24,40 @@ export interface RunState {
   exitCode: number;
 }
 
-/** Replaces a file by writing a temporary sibling and renaming it: readers never see half a file. */
+/**
+ * Replaces a file by writing a temporary sibling and renaming it: readers never
+ * see half a file. A symlink is written through (its target is replaced, the
+ * link stays); the file keeps its mode and, where allowed, its owner; a file
+ * the user could not write (no write bit, or no write access) is refused and left as it is.
+ */
 export function writeFileAtomic(path: string, content: string): void {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const target = existsSync(path) ? realpathSync(path) : path;
+  const before = existsSync(target) ? statSync(target) : undefined;
+  if (before && ((before.mode & 0o222) === 0 || !canWrite(target))) {
+    throw new TtlAdvisorError(`${path} is read-only; left unchanged`);
+  }
+  const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    writeFileSync(temp, content);
-    renameSync(temp, path);
+    writeFileSync(temp, content, { mode: before ? before.mode & 0o7777 : 0o644 });
+    if (before) {
+      chmodSync(temp, before.mode & 0o7777); // the umask must not widen or narrow it
+      try {
+        chownSync(temp, before.uid, before.gid);
+      } catch {
+        // only root may give a file away; a user's own file is theirs already
+      }
+    }
+    renameSync(temp, target);
   } finally {
     rmSync(temp, { force: true });
+  }
+}
+
+function canWrite(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
   }
 }

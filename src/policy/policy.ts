@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { PolicyFileError } from '../errors.js';
 import { MAX_TTL_MS } from '../units.js';
+import { duplicateKey } from './json-keys.js';
 import { compileTemplates, patternOf, type CompiledTemplate } from '../keys/pattern.js';
 import type { TtlSource } from '../lock/options.js';
 
@@ -121,6 +122,9 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
     throw new PolicyFileError(path, `invalid JSON: ${(error as Error).message}`, { cause: error });
   }
   if (!isObject(raw)) throw new PolicyFileError(path, 'expected a JSON object with a "locks" object');
+  // JSON.parse keeps the last of two equal keys without a word: a policy must not depend on which.
+  const duplicate = duplicateKey(text);
+  if (duplicate) throw new PolicyFileError(path, `line ${duplicate.line}: ${JSON.stringify(duplicate.key)} appears twice in one object`);
   for (const field of Object.keys(raw)) {
     if (!TOP_LEVEL.has(field)) throw new PolicyFileError(path, `unknown field "${field}"; expected "locks" and optionally "defaultTtlMs"`);
   }
@@ -128,10 +132,12 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
   if (raw.defaultTtlMs !== undefined && !isPositiveInteger(raw.defaultTtlMs)) {
     throw new PolicyFileError(path, `expected "defaultTtlMs" to be ${ttlExpectation(raw.defaultTtlMs)}, got ${JSON.stringify(raw.defaultTtlMs)}`);
   }
-  const locks: Record<string, PolicyEntry> = {};
+  // No prototype: an entry named "__proto__" is an entry like any other, not a way to change the object.
+  const locks: Record<string, PolicyEntry> = Object.create(null) as Record<string, PolicyEntry>;
   for (const [pattern, value] of Object.entries(raw.locks)) {
     const where = `entry ${JSON.stringify(pattern)}`;
     if (pattern === '') throw new PolicyFileError(path, 'a pattern must not be empty');
+    if (pattern === '__proto__') throw new PolicyFileError(path, `${where}: "__proto__" cannot be a lock pattern`);
     if (!isObject(value)) throw new PolicyFileError(path, `${where}: expected an object like { "ttlMs": 10000 }`);
     for (const field of Object.keys(value)) {
       if (!ENTRY_FIELDS.has(field)) throw new PolicyFileError(path, `${where}: unknown field "${field}"; expected ttlMs, pinned, reason`);

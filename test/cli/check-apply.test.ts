@@ -168,3 +168,40 @@ describe('apply writes only what its own loader accepts', () => {
     for (const entry of Object.values(written.locks)) expect(Number.isInteger(entry.ttlMs) && entry.ttlMs % 7 === 0).toBe(true);
   });
 });
+
+describe('apply respects the policy file it rewrites', () => {
+  async function applyTo(policyPath: string, db: string) {
+    return runCli(['apply', '--db', db, '--policy', policyPath]);
+  }
+
+  it('keeps its mode, writes through a symlink, and refuses a read-only file', async () => {
+    const { chmodSync, lstatSync, mkdirSync, statSync, symlinkSync } = await import('node:fs');
+    const dir3 = tempDir();
+    const db = buildDb(dir3, 'modes.db');
+    const body = formatPolicy({ locks: { 'order:lock:product:{id}': { ttlMs: 1000 } } });
+
+    const secret = join(dir3, 'secret.json');
+    writeFileSync(secret, body);
+    chmodSync(secret, 0o600);
+    expect((await applyTo(secret, db)).code).toBe(0);
+    expect(readFileSync(secret, 'utf8')).not.toBe(body);
+    expect(statSync(secret).mode & 0o777).toBe(0o600);
+
+    mkdirSync(join(dir3, 'shared'));
+    const real = join(dir3, 'shared', 'ttl-advisor.json');
+    writeFileSync(real, body);
+    const link = join(dir3, 'link.json');
+    symlinkSync(real, link);
+    expect((await applyTo(link, db)).code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, 'utf8')).not.toBe(body);
+
+    const readOnly = join(dir3, 'read-only.json');
+    writeFileSync(readOnly, body);
+    chmodSync(readOnly, 0o444);
+    const refused = await applyTo(readOnly, db);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/read-only\.json is read-only; left unchanged/);
+    expect(readFileSync(readOnly, 'utf8')).toBe(body);
+  });
+});

@@ -72,3 +72,21 @@ describe('TTL policy files', () => {
     expect(unifiedDiff(text, text, 'p.json')).toBe('');
   });
 });
+
+describe('policy files that JSON.parse would quietly misread', () => {
+  it('an entry named __proto__ is an error naming it, not silently ignored', () => {
+    expect(() => parsePolicy('{ "locks": { "__proto__": { "ttlMs": 5000 } } }', 'p.json')).toThrow('p.json: entry "__proto__": "__proto__" cannot be a lock pattern');
+    // Control: what JSON.parse and a plain object make of it: no entry at all.
+    const naive: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(JSON.parse('{ "__proto__": { "ttlMs": 5000 } }') as object)) naive[k] = v;
+    expect(Object.keys(naive)).toEqual([]);
+  });
+
+  it('a key given twice is an error naming it and its line', () => {
+    const text = '{\n  "locks": {\n    "order:lock:{id}": { "ttlMs": 5000 },\n    "order:lock:{id}": { "ttlMs": 100 }\n  }\n}\n';
+    expect(() => parsePolicy(text, 'p.json')).toThrow('p.json: line 4: "order:lock:{id}" appears twice in one object');
+    expect(() => parsePolicy('{ "locks": {}, "locks": { "a:{id}": { "ttlMs": 1 } } }', 'p.json')).toThrow(/"locks" appears twice/);
+    // The same key in two different objects, and escapes that only look alike, are fine.
+    expect(() => parsePolicy('{ "locks": { "a:{id}": { "ttlMs": 1, "reason": "ttlMs" }, "a:\\u007bx}": { "ttlMs": 2 } } }', 'p.json')).not.toThrow();
+  });
+});
