@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events';
 
 /** A problem a recorder hit and survived. Reported once per `kind`. */
 export interface RecorderWarning {
-  kind: 'open-failed' | 'write-failed' | 'buffer-full' | 'invalid-sample' | 'pattern-overflow' | 'unreadable-rollup';
+  kind: 'open-failed' | 'write-failed' | 'buffer-full' | 'invalid-sample' | 'pattern-overflow' | 'unreadable-rollup' | 'file-replaced';
   message: string;
   cause?: unknown;
 }

@@ -83,3 +83,29 @@ describe('a recorder validates each sample once, in record()', () => {
     expect(analyze([path]).patterns.find((p) => p.pattern === 'mail:lock:user:{id}')?.count).toBe(3);
   });
 });
+
+describe('the samples file deleted or replaced while recording', () => {
+  it('is noticed: the recorder warns and writes the later samples into a new file at the path', async () => {
+    const { rmSync, renameSync } = await import('node:fs');
+    for (const how of ['deleted', 'replaced'] as const) {
+      const path = dbPath();
+      const { recorder, warnings } = recorderWithWarnings(path);
+      for (let i = 0; i < 5000; i++) recorder.record(good(i));
+      await recorder.flush();
+      if (how === 'deleted') for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+      else {
+        renameSync(path, `${path}.old`); // log rotation, say: another file now takes the name
+        const other = new SqliteRecorder({ path, instance: 'other' });
+        other.record(good(1));
+        await other.close();
+      }
+      for (let i = 0; i < 3000; i++) recorder.record(good(i));
+      const stats = await recorder.close();
+      expect(stats, how).toMatchObject({ recorded: 8000, dropped: 0 });
+      expect(warnings.map((w) => w.kind), how).toContain('file-replaced');
+      // The later samples are on disk at the path (before: counted as written, nowhere to be found).
+      const atPath = queryDb<{ instance: string; n: number }>(path, 'SELECT i.instance, sum(r.count) AS n FROM rollups r JOIN instances i ON i.id = r.instance_id GROUP BY i.instance');
+      expect(atPath.find((r) => r.instance !== 'other')?.n, how).toBe(3000);
+    }
+  });
+});

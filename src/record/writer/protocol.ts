@@ -24,7 +24,7 @@ export type ToWriter =
   | { type: 'close'; timeoutMs: number; counters: RecorderCounters };
 
 export interface WriterWarning {
-  kind: 'open-failed' | 'write-failed' | 'pattern-overflow' | 'unreadable-rollup';
+  kind: 'open-failed' | 'write-failed' | 'pattern-overflow' | 'unreadable-rollup' | 'file-replaced';
   message: string;
 }
 

@@ -1,5 +1,6 @@
 // The recorder's writer thread: owns the SQLite connection, so that disk I/O,
 // fsyncs, checkpoints and lock waits never run on the service's event loop.
+import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { compileTemplates, resolvePattern } from '../../keys/pattern.js';
 import type { EncodedBatch } from '../../store/input.js';
@@ -57,11 +58,35 @@ function work(): void {
   }
 }
 
+/** The file the connection writes to; when the path names another file (or none), the connection writes into the void. */
+let opened: { dev: number; ino: number } | undefined;
+
+function stillTheFile(): boolean {
+  try {
+    const now = statSync(init.path);
+    return now.dev === opened?.dev && now.ino === opened.ino;
+  } catch {
+    return false;
+  }
+}
+
+function fileReplaced(): void {
+  warn({
+    kind: 'file-replaced',
+    message: `${init.path} was deleted or replaced while recording; writing to a new file there (SQLite would have gone on writing to the old one)`,
+  });
+  closeDb();
+}
+
 function writeOne({ batch, counters }: { batch: EncodedBatch; counters: RecorderCounters }): 'written' | 'busy' | 'dropped' {
+  // SQLite keeps writing to a deleted file's inode: samples counted as written, nothing on disk.
+  if (writer && !stillTheFile()) fileReplaced();
   let opening = !writer;
   try {
     if (!writer) {
       db = openForWriting(init.path, init.busyTimeoutMs);
+      const { dev, ino } = statSync(init.path);
+      opened = { dev, ino };
       writer = new SampleWriter(db, {
         instance: init.instance,
         rawSampleRate: init.rawSampleRate,
@@ -71,6 +96,12 @@ function writeOne({ batch, counters }: { batch: EncodedBatch; counters: Recorder
     }
     opening = false;
     const result = writer.write(batch, countersOf(counters, batch.count));
+    if (!stillTheFile()) {
+      // Deleted or replaced during this very write: these samples went into the void.
+      drop(batch.count);
+      fileReplaced();
+      return 'dropped';
+    }
     totals[SHARED.rawWritten] = totals[SHARED.rawWritten]! + result.raw;
     if (result.replacedUnreadable > 0) {
       warn({
