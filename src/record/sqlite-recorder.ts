@@ -7,7 +7,7 @@ import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecord
 import { type LockSample, type RecorderStats, type SampleRecorder } from './sample.js';
 import { WarnOnce, type RecorderWarning } from './warnings.js';
 import { encodeBatch, transferList } from './writer/batch.js';
-import { SHARED, type FromWriter, type RecorderCounters, type ToWriter, type WriterInit } from './writer/protocol.js';
+import { COMMIT, SHARED, type FromWriter, type RecorderCounters, type ToWriter, type WriterInit } from './writer/protocol.js';
 import { spawnWriterThread } from './writer/spawn.js';
 
 // Batches handed to the writer thread and not yet written; bounds memory beyond the queue.
@@ -187,18 +187,27 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
 
   /** After closing: whatever the writer did not confirm is dropped, and the thread is ended. */
   private settle(): void {
-    this.droppedHere += this.queue.length - this.head;
+    this.stopCommits();
+    const unconfirmed = Math.max(0, this.dispatched - this.totals[SHARED.written]! - this.totals[SHARED.dropped]!);
+    const lost = this.queue.length - this.head + unconfirmed;
+    this.droppedHere += lost;
+    this.dispatched -= unconfirmed;
     this.queue = [];
     this.head = 0;
-    const unconfirmed = this.dispatched - this.totals[SHARED.written]! - this.totals[SHARED.dropped]!;
-    if (unconfirmed > 0) {
-      this.droppedHere += unconfirmed;
-      this.dispatched -= unconfirmed;
-    }
+    if (lost > 0) this.warnOnce('write-failed', `Closing gave up after flushTimeoutMs with ${lost} sample(s) not written (file locked or slow); dropped`);
     const worker = this.worker;
     this.worker = undefined;
     if (worker) void worker.terminate().catch(() => undefined);
     this.conditions.recheck();
+  }
+
+  /** From now on the writer commits nothing (see COMMIT): what it did not confirm stays off the disk. */
+  private stopCommits(): void {
+    const deadline = Date.now() + this.options.busyTimeoutMs + 1000;
+    while (Atomics.compareExchange(this.flags, SHARED.commit, COMMIT.idle, COMMIT.abandoned) === COMMIT.committing) {
+      if (Date.now() >= deadline) break;
+      Atomics.wait(this.flags, SHARED.commit, COMMIT.committing, 20);
+    }
   }
 
   /** Hands batches to the writer thread, at most {@link MAX_BATCHES_IN_FLIGHT} at a time. */

@@ -108,8 +108,12 @@ export class SampleWriter {
     );
   }
 
-  /** Writes one batch (and the recorder's counters, if given) in one IMMEDIATE transaction; all or nothing. */
-  write(batch: EncodedBatch, counters?: WriterCounters): WriteResult {
+  /**
+   * Writes one batch (and the recorder's counters, if given) in one IMMEDIATE
+   * transaction; all or nothing. `beforeCommit` runs last inside it: throwing
+   * there rolls the batch back.
+   */
+  write(batch: EncodedBatch, counters?: WriterCounters, beforeCommit?: () => void): WriteResult {
     this.replacedUnreadable = 0;
     try {
       return this.db
@@ -118,6 +122,7 @@ export class SampleWriter {
           if (counters) {
             this.upsertStats.run(this.instanceIdOf(this.options.instance), Date.now(), counters.recorded, counters.written, counters.dropped);
           }
+          beforeCommit?.();
           return result;
         })
         .immediate();

@@ -109,3 +109,23 @@ describe('the samples file deleted or replaced while recording', () => {
     }
   });
 });
+
+describe('a file locked by another writer past flushTimeoutMs at close', () => {
+  it('drops what it could not write with a warning, and the counters equal what is on disk', async () => {
+    const path = dbPath();
+    const first = new SqliteRecorder({ path });
+    first.record(good(1));
+    await first.close(); // the file exists, with one sample
+    const holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE'); // another process's long write transaction
+    const warnings: RecorderWarning[] = [];
+    const recorder = new SqliteRecorder({ path, flushTimeoutMs: 600, busyTimeoutMs: 50, onWarning: (w) => warnings.push(w) });
+    for (let i = 0; i < 30_000; i++) recorder.record(good(i));
+    const stats = await recorder.close();
+    holder.exec('ROLLBACK');
+    holder.close();
+    expect(stats).toMatchObject({ recorded: 30_000, written: 0, dropped: 30_000, pending: 0 });
+    expect(warnings.map((w) => w.message).join(' ')).toMatch(/stayed locked by another writer past the recorder's flushTimeoutMs|Closing gave up after flushTimeoutMs with \d+ sample\(s\) not written/);
+    expect(rollupTotal(path)).toBe(1); // only the first recorder's sample: nothing counted as dropped reached the disk
+  });
+});

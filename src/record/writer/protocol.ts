@@ -37,15 +37,25 @@ export type FromWriter = { type: 'progress' } | { type: 'closed' } | { type: 'wa
  */
 export const SHARED = Object.freeze({
   // Int32 slots
-  flagSlots: 2,
+  flagSlots: 4,
   progress: 0,
   closed: 1,
+  /** {@link COMMIT}: whether the writer may commit, is committing, or must not any more. */
+  commit: 2,
   // Float64 slots, after the Int32 ones
-  totalsOffset: 8,
+  totalsOffset: 16,
   totalSlots: 4,
   written: 0,
   rawWritten: 1,
   dropped: 2,
   patternOverflow: 3,
-  bytes: 8 + 4 * 8,
+  bytes: 16 + 4 * 8,
 });
+
+/**
+ * The commit handshake, so that counters equal what is on disk even when a close
+ * gives up during a slow write: the writer moves IDLE → COMMITTING right before a
+ * transaction commits (and back once its totals are updated); a recorder that gives
+ * up moves IDLE → ABANDONED, waiting out a commit under way. After that nothing commits.
+ */
+export const COMMIT = Object.freeze({ idle: 0, committing: 1, abandoned: 2 });

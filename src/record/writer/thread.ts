@@ -6,7 +6,10 @@ import { compileTemplates, resolvePattern } from '../../keys/pattern.js';
 import type { EncodedBatch } from '../../store/input.js';
 import { openForWriting, type Db } from '../../store/schema.js';
 import { SampleWriter } from '../../store/writer.js';
-import { SHARED, type RecorderCounters, type ToWriter, type WriterInit, type WriterWarning } from './protocol.js';
+import { COMMIT, SHARED, type RecorderCounters, type ToWriter, type WriterInit, type WriterWarning } from './protocol.js';
+
+/** The recorder gave up on this batch: it is counted as dropped there and must not be committed. */
+class Abandoned extends Error {}
 
 const init = workerData as WriterInit;
 const flags = new Int32Array(init.shared, 0, SHARED.flagSlots);
@@ -38,6 +41,11 @@ function work(): void {
   working = true;
   try {
     while (queue.length > 0) {
+      // The recorder gave up (its close timed out): what is left is counted as dropped there.
+      if (Atomics.load(flags, SHARED.commit) === COMMIT.abandoned) {
+        queue.length = 0;
+        break;
+      }
       const outcome = writeOne(queue[0]!);
       if (outcome === 'busy') {
         if (Date.now() < closeDeadline) {
@@ -47,8 +55,14 @@ function work(): void {
           }, RETRY_DELAY_MS);
           return;
         }
+        const lost = queue.reduce((sum, item) => sum + item.batch.count, 0);
+        warn({
+          kind: 'write-failed',
+          message: `${init.path} stayed locked by another writer past the recorder's flushTimeoutMs; dropping ${lost} sample(s)`,
+        });
         drop(queue[0]!.batch.count);
       }
+      if (outcome === 'abandoned') continue; // the check above empties the queue
       queue.shift();
       wake();
     }
@@ -78,7 +92,7 @@ function fileReplaced(): void {
   closeDb();
 }
 
-function writeOne({ batch, counters }: { batch: EncodedBatch; counters: RecorderCounters }): 'written' | 'busy' | 'dropped' {
+function writeOne({ batch, counters }: { batch: EncodedBatch; counters: RecorderCounters }): 'written' | 'busy' | 'dropped' | 'abandoned' {
   // SQLite keeps writing to a deleted file's inode: samples counted as written, nothing on disk.
   if (writer && !stillTheFile()) fileReplaced();
   let opening = !writer;
@@ -95,7 +109,16 @@ function writeOne({ batch, counters }: { batch: EncodedBatch; counters: Recorder
       });
     }
     opening = false;
-    const result = writer.write(batch, countersOf(counters, batch.count));
+    let result;
+    try {
+      result = writer.write(batch, countersOf(counters, batch.count), () => {
+        if (Atomics.compareExchange(flags, SHARED.commit, COMMIT.idle, COMMIT.committing) === COMMIT.abandoned) throw new Abandoned();
+      });
+    } catch (error) {
+      if (error instanceof Abandoned) return 'abandoned';
+      Atomics.compareExchange(flags, SHARED.commit, COMMIT.committing, COMMIT.idle); // a failed COMMIT
+      throw error;
+    }
     if (!stillTheFile()) {
       // Deleted or replaced during this very write: these samples went into the void.
       drop(batch.count);
@@ -118,6 +141,8 @@ function writeOne({ batch, counters }: { batch: EncodedBatch; counters: Recorder
     }
     // Last, so that the main thread never sees a batch as written before its details.
     totals[SHARED.written] = totals[SHARED.written]! + result.written;
+    Atomics.store(flags, SHARED.commit, COMMIT.idle);
+    Atomics.notify(flags, SHARED.commit);
     return 'written';
   } catch (error) {
     const code = (error as { code?: string }).code ?? '';
