@@ -42,7 +42,8 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       // --help and --version end here too, with exit code 0; commander has already printed its one line.
       return error.exitCode === 0 ? 0 : 2;
     }
-    const message = error instanceof Error ? error.message : String(error);
+    // One line, whatever the message: a usage or input error is one clear line.
+    const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
     io.stderr(`ttl-advisor: ${error instanceof TtlAdvisorError ? message : `unexpected error: ${message}`}\n`);
     return 2;
   }

@@ -1,4 +1,6 @@
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { DatabaseError } from '../errors.js';
 import { rebuildFleetRollups } from './fleet-rollups.js';
 import { rollupValuesSql } from './rollup.js';
@@ -18,17 +20,61 @@ export interface MergeResult {
  * are replaced by those of the input that has it. Per-instance files (the usual
  * case) therefore add up, merging the same input twice changes nothing, and
  * merging a file again after it recorded more brings the output up to date.
- * Every input is checked before anything is written; each input is merged in
- * one transaction. Inputs may be of any schema version up to this code's.
+ * All or nothing: every input, and an existing output, is checked (schema
+ * version, `PRAGMA quick_check`) before anything is written; the merge is made
+ * in a copy beside the output that replaces it only once complete. A failure
+ * leaves the output byte for byte as it was (or absent, if it was). Inputs may
+ * be of any schema version up to this code's. Nothing else may write the
+ * output meanwhile.
  */
 export function mergeDatabases(outPath: string, inputPaths: readonly string[]): MergeResult {
   const inputs = inputPaths.map((path) => {
     if (resolve(path) === resolve(outPath)) throw new DatabaseError(path, `${path} is the output; it cannot also be an input`);
-    const db = openForReading(path);
-    const version = schemaVersionOf(db);
-    db.close();
-    return { path, version };
+    return { path, version: checkedVersion(path) };
   });
+  const outExists = existsSync(outPath) && statSync(outPath).size > 0;
+  if (outExists) checkedVersion(outPath);
+  const temp = join(dirname(outPath), `.${basename(outPath)}.${process.pid}.${randomBytes(4).toString('hex')}.merging`);
+  try {
+    if (outExists) {
+      // A consistent copy, the output's WAL included, made without writing to the output.
+      const source = openForReading(outPath);
+      try {
+        source.prepare('VACUUM INTO ?').run(temp);
+      } finally {
+        source.close();
+      }
+    }
+    const result = mergeInto(temp, inputs);
+    // The copy's WAL is folded in when its last connection closes; stale WAL files of the old output must not
+    // be replayed onto the new one.
+    for (const suffix of ['-wal', '-shm']) rmSync(outPath + suffix, { force: true });
+    renameSync(temp, outPath);
+    return result;
+  } finally {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(temp + suffix, { force: true });
+  }
+}
+
+/** An input's (or the output's) schema version, once it is known readable and undamaged. */
+function checkedVersion(path: string): number {
+  const db = openForReading(path);
+  try {
+    const problems = (db.pragma('quick_check', { simple: false }) as { quick_check: string }[]).map((r) => r.quick_check);
+    if (problems.length !== 1 || problems[0] !== 'ok') {
+      const what = problems.slice(0, 2).join('; ').replace(/\s+/g, ' ').replace(/^\*+ in database main \*+ /, '');
+      throw new DatabaseError(path, `${path} is damaged (${what}); nothing was merged`);
+    }
+    return schemaVersionOf(db);
+  } catch (error) {
+    if (error instanceof DatabaseError) throw error;
+    throw new DatabaseError(path, `${path} cannot be read: ${(error as Error).message}; nothing was merged`, { cause: error });
+  } finally {
+    db.close();
+  }
+}
+
+function mergeInto(outPath: string, inputs: readonly { path: string; version: number }[]): MergeResult {
   const out = openForWriting(outPath, 5000);
   const result: MergeResult = { inputs: inputs.length, instances: 0, rollupRows: 0, rawRows: 0 };
   try {

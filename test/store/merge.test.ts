@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../src/analyze/analyze.js';
@@ -68,5 +68,50 @@ describe('merging databases', () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/^merged 2 database\(s\), 6 instance\(s\): \d+ rollup rows, \d+ raw rows into /);
     expect(rollupTotal(out)).toBe(rollupTotal(a) + rollupTotal(b));
+  });
+});
+
+describe('merge is all or nothing', () => {
+  /** A copy of a valid samples file with bytes in its data pages overwritten. */
+  function damaged(path: string): string {
+    const copy = `${path}.damaged.db`;
+    const bytes = readFileSync(path);
+    for (let i = 4096 * 2; i < bytes.length - 100; i += 4096) bytes.fill(0xa5, i + 50, i + 90); // every page after the second
+    writeFileSync(copy, bytes);
+    return copy;
+  }
+
+  it('a damaged second input leaves the existing output byte for byte as it was', async () => {
+    const a = buildDb(dir, 'aon-a.db', { seed: 11, hours: 4, instancePrefix: 'aon-a' });
+    const b = buildDb(dir, 'aon-b.db', { seed: 12, hours: 4, instancePrefix: 'aon-b' });
+    const out = join(dir, 'aon-out.db');
+    mergeDatabases(out, [a]);
+    const before = readFileSync(out);
+    const { code, stderr } = await runCli(['merge', out, b, damaged(a)]);
+    expect(code).toBe(2);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/is damaged|cannot be read|not a readable/);
+    expect(readFileSync(out).equals(before)).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.includes('.merging'))).toEqual([]);
+  });
+
+  it('a newer output is refused without a byte of it changing, header included', () => {
+    const a = buildDb(dir, 'aon-c.db', { seed: 13, hours: 4 });
+    const out = join(dir, 'aon-newer.db');
+    const db = new Database(out);
+    db.exec('CREATE TABLE x (y)');
+    db.pragma('user_version = 99');
+    db.close();
+    const before = readFileSync(out);
+    expect(() => mergeDatabases(out, [a])).toThrow(/newer than this ttl-advisor/);
+    expect(readFileSync(out).equals(before)).toBe(true);
+  });
+
+  it('a bad input with no output yet leaves no output file behind', () => {
+    const out = join(dir, 'aon-none.db');
+    const notADatabase = join(dir, 'aon-text.db');
+    writeFileSync(notADatabase, 'hello, I am not SQLite');
+    expect(() => mergeDatabases(out, [notADatabase])).toThrow();
+    expect(existsSync(out)).toBe(false);
   });
 });
