@@ -11,14 +11,20 @@ import { ConfigError } from './errors.js';
 
 export interface IoredisCommandClient {
   call(command: string, ...args: (string | number)[]): Promise<unknown>;
+  callBuffer?(command: string, ...args: (string | Buffer | number)[]): Promise<unknown>;
 }
 
 export interface NodeRedisCommandClient {
-  sendCommand(args: string[]): Promise<unknown>;
+  sendCommand(args: (string | Buffer)[], options?: { typeMapping?: Record<number, unknown> }): Promise<unknown>;
 }
 
 export interface NodeRedisClusterCommandClient {
-  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  sendCommand(
+    firstKey: string | Buffer | undefined,
+    isReadonly: boolean | undefined,
+    args: (string | Buffer)[],
+    options?: { typeMapping?: Record<number, unknown> },
+  ): Promise<unknown>;
   readonly masters: readonly unknown[];
 }
 
@@ -43,6 +49,30 @@ export function sendCommandOf(client: RedisCommandClient): SendCommand {
       const c = client as NodeRedisCommandClient;
       return (args) => c.sendCommand(args.map(String));
     }
+  }
+  throw new ConfigError('Expected a Redis client: ioredis `Redis` or `Cluster`, or a node-redis client or cluster');
+}
+
+/** Sends one command with arguments that may be bytes; string replies come back as Buffers, byte for byte. */
+export type SendBinaryCommand = (args: readonly (string | Buffer | number)[], key?: string | Buffer) => Promise<unknown>;
+
+// node-redis: RESP blob strings ('$') as Buffers.
+const BLOBS_AS_BUFFERS = { typeMapping: { 36: Buffer } };
+
+/**
+ * The binary-safe command sender of a client: for keys that are not valid
+ * UTF-8, which a string round trip would turn into other keys.
+ */
+export function sendBinaryCommandOf(client: RedisCommandClient): SendBinaryCommand {
+  const asArgs = (args: readonly (string | Buffer | number)[]) => args.map((a) => (Buffer.isBuffer(a) ? a : String(a)));
+  if (isNodeRedisCluster(client)) return (args, key) => client.sendCommand(key, false, asArgs(args), BLOBS_AS_BUFFERS);
+  if ('callBuffer' in client && typeof client.callBuffer === 'function') {
+    const c = client as Required<IoredisCommandClient>;
+    return ([command, ...rest]) => c.callBuffer(String(command), ...rest);
+  }
+  if ('sendCommand' in client && typeof client.sendCommand === 'function' && !('call' in client)) {
+    const c = client as NodeRedisCommandClient;
+    return (args) => c.sendCommand(asArgs(args), BLOBS_AS_BUFFERS);
   }
   throw new ConfigError('Expected a Redis client: ioredis `Redis` or `Cluster`, or a node-redis client or cluster');
 }

@@ -2,11 +2,11 @@ import { patternOf } from '../keys/pattern.js';
 import {
   isIoredisCluster,
   isNodeRedisCluster,
-  sendCommandOf,
+  sendBinaryCommandOf,
   type IoredisCommandClient,
   type NodeRedisCommandClient,
   type RedisCommandClient,
-  type SendCommand,
+  type SendBinaryCommand,
 } from '../redis-client.js';
 /** A lock key held right now. */
 export interface LiveLock {
@@ -14,6 +14,8 @@ export interface LiveLock {
   pattern: string;
   /** The holder's token (the key's value). */
   token: string;
+  /** The key's bytes, base64, when they are not valid UTF-8 (`key` then shows the odd bytes as `\\x..`). */
+  keyBase64?: string;
   /** PTTL: milliseconds until the lock expires. */
   remainingMs: number;
 }
@@ -52,9 +54,10 @@ export async function listLocks(redis: RedisCommandClient, options: ListLocksOpt
   for (const send of await mastersOf(redis)) {
     let cursor = '0';
     do {
-      const [next, found] = (await send(['SCAN', cursor, 'MATCH', match, 'COUNT', count])) as [unknown, unknown[]];
+      // Bytes, not strings: a key that is not valid UTF-8 would come back as another key and be missed.
+      const [next, found] = (await send(['SCAN', cursor, 'MATCH', match, 'COUNT', count])) as [unknown, Buffer[]];
       cursor = String(next);
-      const keys = found.map(String);
+      const keys = found;
       scanned += keys.length;
       // Sent together, so they travel as one pipeline; a lock is a string with an expiry.
       const replies = await Promise.all(
@@ -62,14 +65,17 @@ export async function listLocks(redis: RedisCommandClient, options: ListLocksOpt
           Promise.all([send(['TYPE', key]), send(['GET', key]).catch(() => undefined), send(['PTTL', key])]).catch(() => undefined),
         ),
       );
-      keys.forEach((key, i) => {
+      keys.forEach((bytes, i) => {
         const [type, value, pttl] = replies[i] ?? [];
-        if (String(type) !== 'string' || typeof value !== 'string' || typeof pttl !== 'number' || pttl <= 0) return;
+        if (String(type) !== 'string' || !Buffer.isBuffer(value) || typeof pttl !== 'number' || pttl <= 0) return;
         if (locks.length >= limit) {
           omitted++;
           return;
         }
-        locks.push({ key, pattern: patternOf(key), token: value, remainingMs: pttl });
+        const key = decodeBytes(bytes);
+        const lock: LiveLock = { key, pattern: patternOf(key), token: decodeBytes(value), remainingMs: pttl };
+        if (!isUtf8(bytes)) lock.keyBase64 = bytes.toString('base64');
+        locks.push(lock);
       });
     } while (cursor !== '0');
   }
@@ -78,16 +84,46 @@ export async function listLocks(redis: RedisCommandClient, options: ListLocksOpt
 }
 
 /** One command sender per master: the client itself, or each master of a Cluster (keys live on one node each). */
-async function mastersOf(redis: RedisCommandClient): Promise<SendCommand[]> {
+async function mastersOf(redis: RedisCommandClient): Promise<SendBinaryCommand[]> {
   if (isIoredisCluster(redis)) {
     await clusterReady(redis as unknown as IoredisCluster);
-    return redis.nodes('master').map((node) => sendCommandOf(node));
+    return redis.nodes('master').map((node) => sendBinaryCommandOf(node));
   }
   if (isNodeRedisCluster(redis)) {
     const cluster = redis as unknown as { masters: unknown[]; nodeClient(node: unknown): NodeRedisCommandClient | Promise<NodeRedisCommandClient> };
-    return Promise.all(cluster.masters.map(async (node) => sendCommandOf(await cluster.nodeClient(node))));
+    return Promise.all(cluster.masters.map(async (node) => sendBinaryCommandOf(await cluster.nodeClient(node))));
   }
-  return [sendCommandOf(redis)];
+  return [sendBinaryCommandOf(redis)];
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+function isUtf8(bytes: Buffer): boolean {
+  try {
+    strictUtf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Bytes as text: UTF-8 characters where they are, each other byte shown as `\\x..`. */
+function decodeBytes(bytes: Buffer): string {
+  if (isUtf8(bytes)) return bytes.toString('utf8');
+  let text = '';
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    const length = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (length > 0 && i + length <= bytes.length && isUtf8(bytes.subarray(i, i + length))) {
+      text += bytes.toString('utf8', i, i + length);
+      i += length;
+    } else {
+      text += `\\x${b.toString(16).padStart(2, '0')}`;
+      i++;
+    }
+  }
+  return text;
 }
 
 interface IoredisCluster extends IoredisCommandClient {

@@ -73,3 +73,19 @@ describe('ttl-advisor locks', () => {
     expect(failed.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
+
+describe('keys that are not valid UTF-8', () => {
+  it.each(CLIENT_KINDS)('are found, shown with their odd bytes escaped, and given as base64, through %s', async (kind) => {
+    const key = Buffer.concat([Buffer.from('binary:lock:'), Buffer.from([0xff, 0xfe]), Buffer.from(':7')]);
+    await redis.set(key, 'token-bin', 'PX', 30_000);
+    const connection = await connectClient(kind, server.url);
+    try {
+      const result = await listLocks(connection.client as never, { match: 'binary:lock:*' });
+      expect(result.locks).toHaveLength(1);
+      expect(result.locks[0]).toMatchObject({ key: 'binary:lock:\\xff\\xfe:7', token: 'token-bin', keyBase64: key.toString('base64') });
+    } finally {
+      await connection.close();
+      await redis.del(key);
+    }
+  });
+});
