@@ -12,23 +12,28 @@ import {
   type LockLostEvent,
 } from '../../src/index.js';
 import { fenceKeyOf } from '../../src/lock/client.js';
-import { CLIENT_KINDS, connectClient, type TestClient } from '../helpers/clients.js';
+import { CLIENT_KINDS, connectClient, type ClientKind, type TestClient } from '../helpers/clients.js';
 import { MemoryRecorder } from '../helpers/memory-recorder.js';
 
 // The lock under test talks through each client users bring; `other` (ioredis) looks at Redis directly.
 const other = new Redis(inject('redisUrl'));
 afterAll(() => other.disconnect());
 const newKey = () => `test:lock:${randomUUID()}`;
+
+/** A client of `kind` for the enclosing describe block, handed to `use` once connected. */
+function connectedFor(kind: ClientKind, use: (client: LockClient) => void): void {
+  let connection: TestClient | undefined;
+  beforeAll(async () => {
+    connection = await connectClient(kind, inject('redisUrl'));
+    use(connection.client);
+  });
+  afterAll(() => connection?.close());
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.each(CLIENT_KINDS)('through %s', (kind) => {
-  let connection: TestClient;
-  let redis: LockClient;
-  beforeAll(async () => {
-    connection = await connectClient(kind, inject('redisUrl'));
-    redis = connection.client;
-  });
-  afterAll(() => connection?.close());
+  let redis!: LockClient;
+  connectedFor(kind, (client) => (redis = client));
 
   describe('RedisLock', () => {
     it('takes the lock with a random token and a TTL, and releases only its own token', async () => {
@@ -264,13 +269,8 @@ describe.each(CLIENT_KINDS)('through %s', (kind) => {
 
 // Defects the ported suites of redis-semaphore, node-redlock, python-redis-lock and Redisson found.
 describe.each(CLIENT_KINDS)('what the peers’ suites found, through %s', (kind) => {
-  let connection: TestClient;
-  let redis: LockClient;
-  beforeAll(async () => {
-    connection = await connectClient(kind, inject('redisUrl'));
-    redis = connection.client;
-  });
-  afterAll(() => connection?.close());
+  let redis!: LockClient;
+  connectedFor(kind, (client) => (redis = client));
 
   it('an extend() in flight when release() runs neither re-arms the expiry nor reports the lock lost', async () => {
     const key = newKey();
