@@ -1,4 +1,6 @@
 import { ConfigError } from '../errors.js';
+import { MAX_PATTERN_LENGTH } from '../keys/pattern.js';
+import { truncate } from '../text.js';
 import { MAX_TTL_MS } from '../units.js';
 import type { LockSample, SampleRecorder } from '../record/sample.js';
 
@@ -141,7 +143,7 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
   if (pattern !== undefined && typeof pattern !== 'string') {
     throw new ConfigError(`Expected \`pattern\` to be a string, got \`${typeof pattern}\``);
   }
-  const validTtlMs = integerOption('ttlMs', ttlMs, undefined, 1, MAX_TTL_MS);
+  const validTtlMs = checkTtl(ttlMs);
   const signal = options.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new ConfigError(`Expected \`signal\` to be an AbortSignal, got \`${String(signal)}\``);
@@ -155,7 +157,8 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
     acquireTimeoutMs: integerOption('acquireTimeoutMs', options.acquireTimeoutMs, LOCK_DEFAULTS.acquireTimeoutMs, 1),
     commandTimeoutMs: integerOption('commandTimeoutMs', options.commandTimeoutMs, LOCK_DEFAULTS.commandTimeoutMs, 0),
     recorder,
-    pattern,
+    // Capped here, once per lock, as recorders cap any explicit pattern: the lock's samples skip their check.
+    pattern: pattern === undefined ? undefined : truncate(pattern, MAX_PATTERN_LENGTH),
     fencing: options.fencing ?? LOCK_DEFAULTS.fencing,
     onLockLost: onLockLost && ((event) => {
       try {
@@ -178,6 +181,11 @@ function autoExtendInterval(value: unknown, ttlMs: number): number {
     throw new ConfigError(`Expected \`autoExtend\` to be true, false or an interval in ms from 1 to ttlMs − 1 (${ttlMs - 1}), got \`${String(value)}\``);
   }
   return value;
+}
+
+/** A {@link ConfigError} unless `ttlMs` is a TTL a lock takes: an integer from 1 to MAX_TTL_MS. */
+export function checkTtl(ttlMs: unknown): number {
+  return integerOption('ttlMs', ttlMs, undefined, 1, MAX_TTL_MS);
 }
 
 function integerOption(name: string, value: unknown, fallback: number | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -204,14 +212,14 @@ function recordSafely(recorder: SampleRecorder, sample: LockSample): void {
 
 /** One never-throwing recorder for one or several (cached, so the lock's path allocates nothing). */
 function combine(recorder: SampleRecorder | readonly SampleRecorder[]): SampleRecorder {
-  const list = Array.isArray(recorder) ? (recorder as readonly SampleRecorder[]) : [recorder as SampleRecorder];
-  if (list.length === 1) {
-    const only = list[0]!;
+  if (!Array.isArray(recorder) || recorder.length === 1) {
+    const only = (Array.isArray(recorder) ? recorder[0] : recorder) as SampleRecorder;
     if (typeof only?.record !== 'function') throw new ConfigError('Expected `recorder` to have a `record(sample)` method');
     let safe = guarded.get(only);
     if (!safe) guarded.set(only, (safe = { record: (sample) => recordSafely(only, sample) }));
     return safe;
   }
+  const list = recorder as readonly SampleRecorder[];
   let tee = combined.get(list);
   if (!tee) {
     for (const r of list) if (typeof r?.record !== 'function') throw new ConfigError('Expected every `recorder` to have a `record(sample)` method');

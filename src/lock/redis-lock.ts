@@ -2,14 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { CommandTimeoutError, sleep, withDeadline } from '../deadline.js';
 import { LockLostError, LockNotAcquiredError, LockRedisError, TtlAdvisorError, type LockLossKind } from '../errors.js';
-import type { Outcome } from '../record/sample.js';
+import type { LockSample, Outcome } from '../record/sample.js';
 import { AutoExtender } from './auto-extend.js';
 import { fenceKeyOf, lockCommandsOf, type LockClient, type LockCommands } from './client.js';
 import { LockSignal } from './lock-signal.js';
-import { resolveLockOptions, type LockOptions, type ResolvedLockOptions } from './options.js';
+import { checkTtl, resolveLockOptions, type LockOptions, type ResolvedLockOptions } from './options.js';
 import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, runScript } from './scripts.js';
 
 type State = 'idle' | 'acquiring' | 'held' | 'released';
+/** Marks samples this lock builds (valid by construction): recorders skip their defensive copy. */
+const TRUSTED_SAMPLE = Symbol.for('ttl-advisor.lock-sample');
 
 /**
  * A Redis lock on one key: `SET key token NX PX ttl` to take it, a Lua
@@ -48,7 +50,8 @@ export class RedisLock {
   private threw = false;
   private lost: LockLostError | undefined;
   private releasedHeldMs = 0;
-  private readonly abort = new LockSignal(() => this.lossError('ttl-ran-out', this.expiresPerf - this.wonPerf));
+  /** Made on first use (most locks never ask for their signal): see {@link signal}. */
+  private abort: LockSignal | undefined;
   private extender: AutoExtender | undefined;
 
   constructor(redis: LockClient, key: string, options: LockOptions) {
@@ -75,7 +78,7 @@ export class RedisLock {
     return this.state === 'held' ? this.tokenValue : undefined;
   }
 
-  /** Whether the lock is held right now, by the monotonic clock: false once the TTL has run out, noticed or not. */
+  /** Whether the lock is held right now, by the monotonic clock: false once the TTL has run out. */
   get isHeld(): boolean {
     return this.state === 'held' && !this.lost && performance.now() < this.expiresPerf;
   }
@@ -98,8 +101,7 @@ export class RedisLock {
 
   /** How long the lock was held: so far while held, until the release reply once released (ms). */
   get heldMs(): number {
-    if (this.state === 'held') return performance.now() - this.wonPerf;
-    return this.releasedHeldMs;
+    return this.state === 'held' ? performance.now() - this.wonPerf : this.releasedHeldMs;
   }
 
   /** Milliseconds until the TTL runs out (never negative), 0 when not held. */
@@ -108,20 +110,16 @@ export class RedisLock {
   }
 
   /**
-   * Aborts when the TTL runs out before the lock is released (or when the lock
-   * is found lost), with a {@link LockLostError} as its reason. Pass it to the
-   * I/O of the critical section so work stops once exclusivity is gone. Created
-   * on first use, so locks that never ask for it pay nothing.
+   * Aborts when the TTL runs out before release (or the lock is found lost), with a {@link LockLostError}:
+   * pass it to the critical section's I/O. Created on first use, so locks that never ask pay nothing.
    */
   get signal(): AbortSignal {
-    return this.abort.signal;
+    return this.lockSignal().signal;
   }
 
   /**
-   * Takes the lock, retrying while another holder has it. Throws
-   * {@link LockNotAcquiredError} when the retries or `acquireTimeoutMs` run out,
-   * {@link LockRedisError} when Redis fails or does not answer, and the
-   * reason of `options.signal` (or of `signal`) when it aborts first.
+   * Takes the lock, retrying while another holder has it. Throws {@link LockNotAcquiredError} when the retries
+   * or `acquireTimeoutMs` run out, {@link LockRedisError} when Redis fails, and `signal`'s reason when it aborts.
    */
   async acquire(signal: AbortSignal | undefined = this.options.signal): Promise<this> {
     if (this.state === 'acquiring' || this.state === 'held') {
@@ -136,7 +134,7 @@ export class RedisLock {
     this.extensions = 0;
     this.threw = false;
     this.lost = undefined;
-    this.abort.reset();
+    this.abort = undefined;
     this.releasedHeldMs = 0;
     this.startedAtMs = Date.now();
     this.startPerf = performance.now();
@@ -155,7 +153,8 @@ export class RedisLock {
         // The full command timeout even near the acquire deadline: a slow reply is contention, not failure.
         reply = await (o.commandTimeoutMs === 0 ? pending : withDeadline(pending, o.commandTimeoutMs));
       } catch (error) {
-        if (error instanceof CommandTimeoutError) this.releaseOrphan();
+        // The SET may still reach Redis: queue a release so it cannot leave an orphan lock.
+        if (error instanceof CommandTimeoutError) void runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]).catch(() => undefined);
         this.state = 'released';
         this.recordSample('error', undefined);
         throw new LockRedisError(this.key, 'acquire', { cause: error });
@@ -164,7 +163,7 @@ export class RedisLock {
       const now = performance.now();
       if (won && signal?.aborted) {
         // Won, but the caller stopped waiting meanwhile: nobody will release it, so we do.
-        this.releaseOrphan();
+        void runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]).catch(() => undefined);
         return this.giveUp(signal.reason);
       }
       if (won) {
@@ -175,8 +174,6 @@ export class RedisLock {
         this.expiresPerf = sentPerf + o.ttlMs;
         this.certainExpiryPerf = now + o.ttlMs;
         this.state = 'held';
-        // Aborts the signal when the TTL runs out; the release alone decides whether the lock was lost.
-        this.abort.arm(this.expiresPerf);
         if (o.autoExtendMs > 0) this.startExtending();
         return this;
       }
@@ -206,7 +203,7 @@ export class RedisLock {
     if (this.state !== 'held') return false;
     this.threw = threw;
     this.state = 'released';
-    this.abort.clear();
+    this.abort?.clear();
     this.extender?.stop();
     this.extender = undefined;
     let deleted: unknown;
@@ -241,9 +238,7 @@ export class RedisLock {
    * arrives after the lock was released changes nothing.
    */
   async extend(ttlMs: number = this.options.ttlMs): Promise<boolean> {
-    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
-      throw new TtlAdvisorError(`Expected \`ttlMs\` to be an integer ≥ 1, got \`${String(ttlMs)}\``);
-    }
+    checkTtl(ttlMs);
     if (this.state !== 'held' || this.lost) return false;
     const generation = this.generation;
     const sentPerf = performance.now();
@@ -262,7 +257,7 @@ export class RedisLock {
     this.extensions++;
     this.expiresPerf = sentPerf + ttlMs;
     this.certainExpiryPerf = performance.now() + ttlMs;
-    if (!this.abort.aborted) this.abort.arm(this.expiresPerf);
+    if (this.abort && !this.abort.aborted) this.abort.arm(this.expiresPerf);
     return true;
   }
 
@@ -276,14 +271,9 @@ export class RedisLock {
     if (this.lost) return;
     this.lost = this.lossError(kind, heldMs, cause);
     this.extender?.stop();
-    this.abort.abort(this.lost);
+    this.abort?.abort(this.lost); // a signal made later starts aborted (see lockSignal)
     // Wrapped so that it never throws: a failing observer must not turn a completed section into an error.
     this.options.onLockLost?.({ key: this.key, ttlMs: this.options.ttlMs, heldMs });
-  }
-
-  /** A SET that may have won (or may still reach Redis) without anyone to release it: queue a release. */
-  private releaseOrphan(): void {
-    runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]).catch(() => undefined);
   }
 
   /** Stops acquiring because the caller's signal aborted. */
@@ -297,8 +287,7 @@ export class RedisLock {
   }
 
   private recordSample(outcome: Outcome, holdMs: number | undefined): void {
-    // The recorder is wrapped so that it never throws (see options.ts).
-    this.options.recorder?.record({
+    this.options.recorder?.record({ // wrapped so that it never throws (see options.ts)
       key: this.key,
       pattern: this.options.pattern,
       at: this.startedAtMs,
@@ -309,7 +298,18 @@ export class RedisLock {
       outcome,
       threw: this.threw,
       extensions: this.extensions,
-    });
+      [TRUSTED_SAMPLE]: true,
+    } as LockSample);
+  }
+
+  /** The signal's keeper: aborts when the TTL runs out (the release alone decides whether the lock was lost). */
+  private lockSignal(): LockSignal {
+    if (!this.abort) {
+      this.abort = new LockSignal(() => this.lossError('ttl-ran-out', this.expiresPerf - this.wonPerf));
+      if (this.lost) this.abort.abort(this.lost);
+      else if (this.state === 'held') this.abort.arm(this.expiresPerf);
+    }
+    return this.abort;
   }
 
   private lossError(kind: LockLossKind, heldMs: number, cause?: unknown): LockLostError {
@@ -322,7 +322,7 @@ export class RedisLock {
   private startExtending(): void {
     const current = ((generation) => () => this.generation === generation)(this.generation);
     // On an error the lock is not lost for sure (Redis may be back for the release), but no longer safe: stop the work.
-    const failed = (error: unknown) => current() && this.abort.abort(this.lossError('extend-failed', this.heldMs, error));
+    const failed = (error: unknown) => current() && this.lockSignal().abort(this.lossError('extend-failed', this.heldMs, error));
     this.extender = new AutoExtender({ isHeld: () => this.isHeld && current(), extend: () => this.extend(), failed }, this.options.autoExtendMs, this.options.maxHoldMs);
   }
 }
