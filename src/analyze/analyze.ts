@@ -67,7 +67,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
 
   const fromMs = patterns.length ? Math.min(...patterns.map((p) => p.firstMs)) : 0;
   const toMs = patterns.length ? Math.max(...patterns.map((p) => p.lastMs)) : 0;
-  const warnings: string[] = [];
+  const warnings: string[] = [...reader.notes];
   if (unreadable.size > 0) {
     const rows = [...unreadable.values()].reduce((a, b) => a + b, 0);
     const names = [...unreadable.keys()];

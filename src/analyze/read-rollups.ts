@@ -2,6 +2,7 @@ import { globMatcher } from '../keys/glob.js';
 import { BUCKET_MS } from '../store/format.js';
 import { rollupValuesSql, type RollupValues } from '../store/rollup.js';
 import type { Statement } from 'better-sqlite3';
+import { statSync } from 'node:fs';
 import { openForReading, schemaVersionOf, type Db } from '../store/schema.js';
 
 /** One rollup row as the analyzer reads it: the hour bucket, then the values. */
@@ -21,6 +22,8 @@ export interface RollupFilter {
  * opened up front, so a bad one fails before any work. Close when done.
  */
 export class RollupReader {
+  /** What was read once although given more than once, for the analysis' warnings. */
+  readonly notes: string[] = [];
   private readonly dbs: Db[] = [];
   private readonly sources: { ids: Map<string, number>; rows: Statement<[number, number, number]> }[] = [];
   private readonly fromBucket: number;
@@ -32,23 +35,59 @@ export class RollupReader {
     this.fromBucket = filter.sinceMs === undefined ? Number.MIN_SAFE_INTEGER : Math.floor(filter.sinceMs / BUCKET_MS) * BUCKET_MS;
     this.toBucket = filter.untilMs === undefined ? Number.MAX_SAFE_INTEGER : Math.ceil(filter.untilMs / BUCKET_MS) * BUCKET_MS;
     try {
-      for (const path of paths) this.dbs.push(openForReading(path));
-      for (const db of this.dbs) {
-        const ids = new Map((db.prepare('SELECT id, pattern FROM patterns').all() as { id: number; pattern: string }[]).map((r) => [r.pattern, r.id]));
-        // Since schema 4, one row per (pattern, hour) summed over instances: a fleet reads as fast as one process.
-        const table = schemaVersionOf(db) >= 4 ? 'fleet_rollups' : 'rollups';
-        const rows = db
-          .prepare(
-            `SELECT bucket_start_ms, ${rollupValuesSql('', schemaVersionOf(db))} FROM ${table}
-              WHERE pattern_id = ? AND bucket_start_ms >= ? AND bucket_start_ms < ? ORDER BY bucket_start_ms`,
-          )
-          .raw(true);
-        this.sources.push({ ids, rows });
+      const files = new Map<string, string>();
+      for (const path of paths) {
+        // The same file named twice (or through a link, or a glob and a name) is read once.
+        const db = openForReading(path); // a missing or foreign file fails here, with its own message
+        const { dev, ino } = statSync(path);
+        const first = files.get(`${dev}:${ino}`);
+        if (first !== undefined) {
+          this.notes.push(`${path} is the same file as ${first}; read once.`);
+          db.close();
+          continue;
+        }
+        files.set(`${dev}:${ino}`, path);
+        this.dbs.push(db);
       }
+      const owned = this.instancesOwned([...files.values()]);
+      this.dbs.forEach((db, i) => {
+        const ids = new Map((db.prepare('SELECT id, pattern FROM patterns').all() as { id: number; pattern: string }[]).map((r) => [r.pattern, r.id]));
+        const values = rollupValuesSql('', schemaVersionOf(db));
+        const range = 'pattern_id = ? AND bucket_start_ms >= ? AND bucket_start_ms < ?';
+        // Since schema 4, one row per (pattern, hour) summed over instances: a fleet reads as fast as one process.
+        // Where instances are shared with another file, per-instance rows, each instance from one file only.
+        const sql = owned
+          ? `SELECT bucket_start_ms, ${values} FROM rollups WHERE ${range} AND instance_id IN (${owned[i]!.join(', ') || 'NULL'}) ORDER BY bucket_start_ms`
+          : `SELECT bucket_start_ms, ${values} FROM ${schemaVersionOf(db) >= 4 ? 'fleet_rollups' : 'rollups'} WHERE ${range} ORDER BY bucket_start_ms`;
+        this.sources.push({ ids, rows: db.prepare(sql).raw(true) as Statement<[number, number, number]> });
+      });
     } catch (error) {
       this.close();
       throw error;
     }
+  }
+
+  /**
+   * When an instance's rows are in more than one file (a merged file and its inputs, say), the
+   * instance ids each file is to be read for, so that every instance counts once (from the first
+   * file that has it); `undefined` when no instance is shared.
+   */
+  private instancesOwned(paths: readonly string[]): number[][] | undefined {
+    if (this.dbs.length < 2) return undefined;
+    const perFile = this.dbs.map(
+      (db) => db.prepare('SELECT id, instance FROM instances WHERE id IN (SELECT DISTINCT instance_id FROM rollups)').all() as { id: number; instance: string }[],
+    );
+    const owner = new Map<string, number>();
+    let shared = 0;
+    perFile.forEach((instances, file) => {
+      for (const { instance } of instances) {
+        if (owner.has(instance)) shared++;
+        else owner.set(instance, file);
+      }
+    });
+    if (shared === 0) return undefined;
+    this.notes.push(`${shared} instance(s) appear in more than one file (a merged file and its inputs?); each is counted once, from the first file given that holds it (${paths[0]}, …).`);
+    return perFile.map((instances, file) => instances.filter(({ instance }) => owner.get(instance) === file).map(({ id }) => id));
   }
 
   /** Pattern names in any database that pass the globs, sorted. */

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../src/analyze/analyze.js';
 import { MIN_SAMPLES_FOR_P99 } from '../../src/analyze/confidence.js';
@@ -109,7 +110,8 @@ describe('analyze', () => {
   });
 
   it('merges several databases into one report', () => {
-    const other = buildDb(dir, 'other.db', { seed: 7, hours: 12 });
+    // Another service's file: other instances (files that share instances count each once; see below).
+    const other = buildDb(dir, 'other.db', { seed: 7, hours: 12, instancePrefix: 'other' });
     const both = analyze([demo, other]);
     const order = byPattern(both.patterns, 'order:lock:product:{id}');
     const holds = rawHoldTimes([demo, other], order.pattern);
@@ -149,5 +151,36 @@ describe('analyze', () => {
     const foreign = `${dir}/foreign.db`;
     new Database(foreign).exec('CREATE TABLE t (x)');
     expect(() => analyze([foreign])).toThrow(/not a ttl-advisor samples database/);
+  });
+});
+
+describe('inputs counted once', () => {
+  it('the same file given twice, or through a link, is read once, and the analysis says so', async () => {
+    const { symlinkSync } = await import('node:fs');
+    const dir = tempDir();
+    const db = buildDb(dir, 'once.db', { seed: 21, hours: 6 });
+    const link = join(dir, 'once-link.db');
+    symlinkSync(db, link);
+    const single = analyze([db]);
+    const twice = analyze([db, db, link]);
+    expect(twice.patterns.map((p) => [p.pattern, p.count])).toEqual(single.patterns.map((p) => [p.pattern, p.count]));
+    expect(twice.warnings.filter((w) => /is the same file as/.test(w))).toHaveLength(2);
+  });
+
+  it('a merged file and its inputs count each instance once', async () => {
+    const { mergeDatabases } = await import('../../src/store/merge.js');
+    const dir = tempDir();
+    const a = buildDb(dir, 'inst-a.db', { seed: 31, hours: 6, instancePrefix: 'inst-a' });
+    const b = buildDb(dir, 'inst-b.db', { seed: 32, hours: 6, instancePrefix: 'inst-b' });
+    const merged = join(dir, 'inst-merged.db');
+    mergeDatabases(merged, [a, b]);
+    const expected = analyze([merged]).patterns.map((p) => [p.pattern, p.count, p.holdMs.p99]);
+    const both = analyze([merged, a, b]);
+    expect(both.patterns.map((p) => [p.pattern, p.count, p.holdMs.p99])).toEqual(expected);
+    expect(both.warnings.join(' ')).toMatch(/instance\(s\) appear in more than one file .* each is counted once/);
+    // Control: files with different instances still add up.
+    const sum = analyze([a, b]);
+    expect(sum.warnings.join(' ')).not.toMatch(/more than one file/);
+    expect(sum.patterns.map((p) => [p.pattern, p.count])).toEqual(expected.map(([pattern, count]) => [pattern, count]));
   });
 });
