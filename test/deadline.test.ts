@@ -25,8 +25,8 @@ describe('command deadlines', () => {
     const elapsed = performance.now() - started;
     expect(error).toBeInstanceOf(CommandTimeoutError);
     expect(elapsed).toBeGreaterThanOrEqual(500);
-    // At most one turn plus one watchdog tick late (counting ticks made it 1.5 s and 5 s).
-    expect(elapsed).toBeLessThan(500 + turnMs + 80);
+    // About one turn plus one watchdog tick late, with room for a busy CI machine (counting ticks made it 1.5 s and 5 s).
+    expect(elapsed).toBeLessThan(500 + turnMs + 250);
   });
 
   it('a reply in time wins, and a late reply after the timeout changes nothing', async () => {

@@ -45,6 +45,13 @@ export async function connectRedis(
   { timeoutMs = CONNECT_TIMEOUT_MS, cancel }: { timeoutMs?: number; cancel?: AbortSignal } = {},
 ): Promise<Connection> {
   const shown = redactUrl(url);
+  // Checked here first: the clients parse URLs with Node's legacy parser, whose warning about an
+  // invalid URL prints it whole, password included, on stderr.
+  try {
+    new URL(url);
+  } catch {
+    throw new TtlAdvisorError(`Invalid Redis URL ${shown}: percent-encode characters such as / # @ : in the user name and password`);
+  }
   const ioredis = await import('ioredis').catch(() => undefined);
   const nodeRedis = ioredis ? undefined : await import('redis').catch(() => undefined);
   if (!ioredis && !nodeRedis) throw new TtlAdvisorError('This command needs a Redis client: npm install ioredis (or redis)');

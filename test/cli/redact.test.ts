@@ -26,3 +26,19 @@ describe('Redis URLs in messages', () => {
     }
   });
 });
+
+describe('the real command line', () => {
+  it('prints no password on stderr, Node’s own warnings included', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+    for (const url of ['redis://ops:hun/ter#2@127.0.0.1:1', 'redis://127.0.0.1:1/0?password=hunter2']) {
+      const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', cli, 'locks', '--redis', url]).catch(
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      expect('code' in result ? result.code : 0).toBe(2);
+      expect(result.stderr).not.toMatch(/hunter2|hun\/ter|ter#2/);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+});
