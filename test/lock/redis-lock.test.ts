@@ -233,7 +233,8 @@ describe.each(CLIENT_KINDS)('through %s', (kind) => {
       expect(await other.get(key)).toBe(second.token);
       expect(recorder.samples).toHaveLength(1);
       expect(recorder.samples[0]).toMatchObject({ outcome: 'expired', ttlMs: 200 });
-      expect(recorder.samples[0]!.holdMs).toBeGreaterThanOrEqual(500);
+      // Node's timers may fire a fraction of a millisecond early by the monotonic clock.
+      expect(recorder.samples[0]!.holdMs).toBeGreaterThanOrEqual(499);
       expect(lost).toHaveLength(1);
       expect(lost[0]).toMatchObject({ key, ttlMs: 200 });
       expect(secondEntered).toBe(true);
