@@ -6,6 +6,7 @@ import { registerCheck } from './commands/check.js';
 import { registerCollect } from './commands/collect.js';
 import { registerLocks } from './commands/locks.js';
 import { registerMerge } from './commands/merge.js';
+import { registerPrune } from './commands/prune.js';
 import { registerReport } from './commands/report.js';
 import { registerStats } from './commands/stats.js';
 import { processIo, type Io, type RunState } from './io.js';
@@ -26,6 +27,7 @@ export function buildProgram(io: Io = processIo, state: RunState = { exitCode: 0
   registerLocks(program, io);
   registerCollect(program, io);
   registerMerge(program, io);
+  registerPrune(program, io);
   return program;
 }
 

@@ -1,5 +1,4 @@
 import { CommandTimeoutError, withDeadline } from '../deadline.js';
-import { patternOf } from '../keys/pattern.js';
 import { defaultInstanceId } from '../record/sample.js';
 import { fieldsOf, pairsOf, sendCommandOf, type RedisCommandClient, type SendCommand } from '../redis-client.js';
 import { openForWriting } from '../store/schema.js';
@@ -134,7 +133,7 @@ export class StreamCollector {
     this.stopSignal = signal;
     const db = openForWriting(this.options.db, 5000);
     // Batches carry their own patterns and instances: the writer needs no templates and no cap.
-    const writer = new SampleWriter(db, { instance: 'collector', rawSampleRate: 1, maxPatterns: Number.MAX_SAFE_INTEGER, patternOf });
+    const writer = new SampleWriter(db, { instance: 'collector', maxPatterns: Number.MAX_SAFE_INTEGER });
     const started = Date.now();
     let lastProgress = started;
     let lastClaim = 0;
@@ -231,7 +230,7 @@ export class StreamCollector {
         this.options.onBadEntry?.(id, error as Error);
       }
     }
-    const result = writer.applyDeltaBatches(batches);
+    const result = writer.apply(batches);
     this.totals.entries += entries.length;
     this.totals.applied += result.applied;
     this.totals.duplicates += result.duplicates;

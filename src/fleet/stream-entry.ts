@@ -1,7 +1,5 @@
-import { addEncodedRollup, encodeRollup } from '../store/histogram/codec.js';
-import { Histogram } from '../store/histogram/histogram.js';
-import type { DeltaBatch } from '../store/input.js';
-import type { RollupDelta } from '../store/rollup.js';
+import { isReadableRollup } from '../store/histogram/codec.js';
+import type { DeltaBatch, FoldedRollup } from '../store/input.js';
 
 /**
  * One batch a `RedisStreamSink` sends: an instance's rollup deltas since its
@@ -9,26 +7,26 @@ import type { RollupDelta } from '../store/rollup.js';
  * it, so a collector applies it exactly once however often it is delivered.
  * `epoch` is random per sink, so a restarted process never reuses a sequence.
  */
-export type StreamBatch = DeltaBatch;
+export type StreamBatch = DeltaBatch & { epoch: string; seq: number };
 
 export const STREAM_ENTRY_VERSION = '1';
 
 /** The entry's fields for XADD: `v`, `instance`, `epoch`, `seq`, `data` (JSON). */
 export function encodeStreamBatch(batch: StreamBatch): string[] {
   const data = JSON.stringify({
-    r: batch.rollups.map((d) => [
-      d.pattern,
-      d.bucketStartMs,
-      d.count,
-      d.outcomes,
-      d.threw,
-      d.holdSumUs,
-      d.waitSumUs,
-      d.firstTsMs,
-      d.lastTsMs,
-      encodeRollup(d.hold, d.wait, d.ttls).toString('base64'),
-      d.extended,
-      d.extensions,
+    r: batch.rollups.map(({ pattern, bucketStartMs, values: v }) => [
+      pattern,
+      bucketStartMs,
+      v[0],
+      [v[1], v[2], v[3], v[4], v[13]],
+      v[5],
+      v[6],
+      v[7],
+      v[8],
+      v[9],
+      Buffer.from(v[10].buffer, v[10].byteOffset, v[10].byteLength).toString('base64'),
+      v[11],
+      v[12],
     ]),
     s: batch.raw,
   });
@@ -55,25 +53,18 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
     if (typeof pattern !== 'string' || !Array.isArray(outcomes) || (outcomes.length !== 4 && outcomes.length !== 5) || typeof hists !== 'string') {
       throw new TypeError('malformed rollup in stream entry');
     }
-    const delta: RollupDelta<string, string> = {
+    const [released, expired, notAcquired, error, lost] = [...outcomes, 0].slice(0, 5).map(num) as [number, number, number, number, number];
+    const blob = Buffer.from(hists, 'base64');
+    if (!isReadableRollup(blob)) throw new TypeError('malformed histograms in stream entry');
+    const rollup: FoldedRollup = {
       pattern,
-      instance,
       bucketStartMs: num(bucketStartMs),
-      count: num(count),
-      outcomes: [...outcomes, 0].slice(0, 5).map(num) as [number, number, number, number, number],
-      threw: num(threw),
-      holdSumUs: num(holdSumUs),
-      waitSumUs: num(waitSumUs),
-      firstTsMs: num(firstTsMs),
-      lastTsMs: num(lastTsMs),
-      hold: new Histogram(),
-      wait: new Histogram(),
-      ttls: new Map(),
-      extended: num(extended),
-      extensions: num(extensions),
+      values: [
+        num(count), released, expired, notAcquired, error, num(threw), num(holdSumUs), num(waitSumUs),
+        num(firstTsMs), num(lastTsMs), blob, num(extended), num(extensions), lost,
+      ],
     };
-    addEncodedRollup(Buffer.from(hists, 'base64'), delta.hold, delta.wait, delta.ttls);
-    return delta;
+    return rollup;
   });
   const raw = data.s.map((row) => {
     if (!Array.isArray(row) || row.length < 7 || row.length > 9 || typeof row[1] !== 'string' || typeof row[2] !== 'string') {

@@ -2,28 +2,27 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { withDeadline } from '../deadline.js';
 import { ConfigError } from '../errors.js';
-import { OVERFLOW_PATTERN, compileTemplates } from '../keys/pattern.js';
-import { checkSample } from '../record/check-sample.js';
+import { compileTemplates } from '../keys/pattern.js';
+import { Aggregator, FOLD } from '../record/aggregator.js';
+import { RAW_ROW_DEFAULTS, resolveRawRows, type RawRowOptions } from '../record/recorder-options.js';
 import { defaultInstanceId, type LockSample, type RecorderStats, type SampleRecorder } from '../record/sample.js';
 import { WarnOnce, type RecorderWarning } from '../record/warnings.js';
-import { fraction, positiveInteger } from '../validate.js';
+import { positiveInteger } from '../validate.js';
 import { StreamBatcher, type SealedBatch } from './stream-batches.js';
 import { appendCommandOf, type AppendCommand, type StreamClient } from './stream-client.js';
 
 /** Options of {@link RedisStreamSink}. */
-export interface RedisStreamSinkOptions {
+export interface RedisStreamSinkOptions extends RawRowOptions {
   /** The stream to append to. @default 'ttl-advisor:samples' */
   stream?: string;
   /** Identifies this process in the data. @default `${hostname}:${pid}` */
   instance?: string;
   /** How often a batch is sent (ms). @default 5000 */
   flushIntervalMs?: number;
-  /** Fraction [0–1] of samples also sent as raw rows; rollups count every lock. @default 0.01 */
-  rawSampleRate?: number;
   /** Approximate cap on the stream's length (`XADD … MAXLEN ~`), in entries. @default 100000 */
   maxLen?: number;
-  /** Samples held in memory at most; beyond this, new samples are dropped and counted. @default 100000 */
-  maxBufferedSamples?: number;
+  /** Raw rows held in memory waiting for a send; beyond, raw rows are dropped and counted (`rawDropped`), never statistics. @default 50000 */
+  maxPendingRawRows?: number;
   /** Batches kept while Redis is down or slow; beyond this the oldest are dropped and counted. @default 120 */
   maxPendingBatches?: number;
   /** Longest wait for one XADD reply (ms). @default 2000 */
@@ -44,13 +43,13 @@ export const DEFAULT_STREAM = 'ttl-advisor:samples';
 export const STREAM_SINK_DEFAULTS = Object.freeze({
   stream: DEFAULT_STREAM,
   flushIntervalMs: 5000,
-  rawSampleRate: 0.01,
   maxLen: 100_000,
-  maxBufferedSamples: 100_000,
+  maxPendingRawRows: 50_000,
   maxPendingBatches: 120,
   commandTimeoutMs: 2000,
   flushTimeoutMs: 5000,
   maxPatterns: 1000,
+  ...RAW_ROW_DEFAULTS,
 });
 
 
@@ -59,12 +58,13 @@ export const STREAM_SINK_DEFAULTS = Object.freeze({
  * instance records into the same stream, and one `ttl-advisor collect` writes
  * them into a central SQLite file.
  *
- * Same contract as `SqliteRecorder`: `record()` is synchronous, O(1) and never
- * throws; memory is bounded. On a timer the queued samples are folded into
- * rollup deltas per (pattern, hour) plus sampled raw rows, and sent as
- * `XADD … MAXLEN ~ maxLen` entries, one send at a time. When Redis is slow or
- * down, batches wait (up to `maxPendingBatches`), then the oldest are dropped
- * and counted; sending resumes by itself when Redis returns. Nothing on its
+ * Same contract as `SqliteRecorder`, and the same in-process aggregation:
+ * `record()` folds the sample into its (pattern, hour) aggregate and keeps raw
+ * rows by the same budget; synchronous, O(1), never throws. On a timer the
+ * aggregates' deltas are sent as `XADD … MAXLEN ~ maxLen` entries, one send at
+ * a time. When Redis is slow or down, the unsent entry is retried and new
+ * samples keep folding into the aggregates, so statistics are not lost while
+ * memory allows; sending resumes by itself when Redis returns. Nothing on its
  * timer can throw, and `flush()`/`close()` never wait past `flushTimeoutMs`.
  *
  * @example
@@ -74,16 +74,17 @@ export const STREAM_SINK_DEFAULTS = Object.freeze({
 export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   readonly stream: string;
   readonly instance: string;
-  private readonly options: { -readonly [K in keyof typeof STREAM_SINK_DEFAULTS]: (typeof STREAM_SINK_DEFAULTS)[K] extends string ? string : number };
+  private readonly options: Record<Exclude<keyof typeof STREAM_SINK_DEFAULTS, 'stream'>, number>;
+  private readonly aggregator: Aggregator;
   private readonly batcher: StreamBatcher;
   private readonly send: AppendCommand;
 
-  private queue: LockSample[] = [];
   private readonly pending: SealedBatch[] = [];
   private recorded = 0;
   private sent = 0;
   private rawSent = 0;
   private dropped = 0;
+  private rawDropped = 0;
   private pendingSamples = 0;
   private closed = false;
   /** The send loop under way, if any: there is never more than one. */
@@ -95,64 +96,69 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     super();
     this.send = appendCommandOf(redis);
     const d = STREAM_SINK_DEFAULTS;
+    const stream = options.stream ?? d.stream;
+    if (typeof stream !== 'string' || stream === '') {
+      throw new ConfigError(`Expected \`stream\` to be a non-empty string, got \`${String(options.stream)}\``);
+    }
+    const raw = resolveRawRows(options);
     this.options = {
-      stream: options.stream ?? d.stream,
       flushIntervalMs: positiveInteger('flushIntervalMs', options.flushIntervalMs, d.flushIntervalMs),
-      rawSampleRate: fraction('rawSampleRate', options.rawSampleRate, d.rawSampleRate),
       maxLen: positiveInteger('maxLen', options.maxLen, d.maxLen),
-      maxBufferedSamples: positiveInteger('maxBufferedSamples', options.maxBufferedSamples, d.maxBufferedSamples),
+      maxPendingRawRows: positiveInteger('maxPendingRawRows', options.maxPendingRawRows, d.maxPendingRawRows),
       maxPendingBatches: positiveInteger('maxPendingBatches', options.maxPendingBatches, d.maxPendingBatches),
       commandTimeoutMs: positiveInteger('commandTimeoutMs', options.commandTimeoutMs, d.commandTimeoutMs),
       flushTimeoutMs: positiveInteger('flushTimeoutMs', options.flushTimeoutMs, d.flushTimeoutMs),
       maxPatterns: positiveInteger('maxPatterns', options.maxPatterns, d.maxPatterns),
+      rawFailedPerHour: raw.budget.failed,
+      rawSlowestPerHour: raw.budget.slowest,
+      rawUniformPerHour: raw.budget.uniform,
+      rawSampleRate: raw.rawSampleRate,
     };
-    if (typeof this.options.stream !== 'string' || this.options.stream === '') {
-      throw new ConfigError(`Expected \`stream\` to be a non-empty string, got \`${String(options.stream)}\``);
-    }
-    this.stream = this.options.stream;
+    this.stream = stream;
     this.instance = options.instance ?? defaultInstanceId();
     this.warnings = new WarnOnce(this, options.onWarning);
-    const { rawSampleRate, maxPatterns } = this.options;
-    this.batcher = new StreamBatcher(this.instance, randomUUID(), { rawSampleRate, maxPatterns, templates: compileTemplates(options.patterns ?? []) }, () =>
-      this.warnings.warn('pattern-overflow', `More than ${maxPatterns} key patterns; further ones are sent as ${OVERFLOW_PATTERN}`),
-    );
-    // A tick while a send is under way does nothing: sends never chain up behind a slow Redis.
+    this.aggregator = new Aggregator({
+      instance: this.instance,
+      templates: compileTemplates(options.patterns ?? []),
+      maxPatterns: this.options.maxPatterns,
+      budget: raw.budget,
+      rawSampleRate: raw.rawSampleRate,
+      maxPendingRawRows: this.options.maxPendingRawRows,
+    });
+    this.batcher = new StreamBatcher(randomUUID());
     this.timer = setInterval(() => {
       if (!this.sending) void this.flushNow();
     }, this.options.flushIntervalMs);
     this.timer.unref();
   }
 
-  /** Queues one sample. Synchronous, O(1), never throws. */
+  /** Folds one sample. Synchronous, O(1), never throws. */
   record(sample: LockSample): void {
+    this.recorded++;
+    let code: number;
     try {
-      this.recorded++;
-      if (this.closed || this.queue.length >= this.options.maxBufferedSamples) {
-        this.dropped++;
-        if (!this.closed) this.warnings.warn('buffer-full', `Sample buffer full (${this.queue.length} samples); dropping samples`);
-        return;
-      }
-      const checked = checkSample(sample);
-      if (typeof checked === 'string') {
-        this.dropped++;
-        this.warnings.warn('invalid-sample', `Dropped an invalid sample: ${checked}`);
-        return;
-      }
-      this.queue.push(checked);
-    } catch {
-      this.dropped++;
+      code = this.closed ? FOLD.noRoom : this.aggregator.fold(sample);
+    } catch (error) {
+      code = FOLD.invalid;
+      this.aggregator.lastRefusal = `reading the sample threw: ${error instanceof Error ? error.message : String(error)}`;
     }
+    if (code === FOLD.counted) return;
+    this.dropped++;
+    if (this.closed) return;
+    if (code === FOLD.invalid) this.warnings.warn('invalid-sample', `Dropped an invalid sample: ${this.aggregator.lastRefusal}`);
+    else this.warnings.warn('buffer-full', `Dropping samples: ${this.aggregator.lastRefusal}`);
   }
 
-  /** Counters; `written` counts samples whose batch Redis accepted. `recorded = written + dropped + pending`. */
+  /** Counters; `written` counts samples whose entries Redis accepted. `recorded = written + dropped + pending`. */
   stats(): RecorderStats {
     return {
       recorded: this.recorded,
       written: this.sent,
-      rawWritten: this.rawSent,
       dropped: this.dropped,
-      pending: this.queue.length + this.pendingSamples,
-      patternOverflow: this.batcher.patternOverflow,
+      pending: this.aggregator.unsealed + this.pendingSamples,
+      rawWritten: this.rawSent,
+      rawDropped: this.rawDropped + this.aggregator.rawDropped,
+      patternOverflow: this.aggregator.patternOverflow,
     };
   }
 
@@ -163,13 +169,14 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   }
 
   /**
-   * Flushes (up to `flushTimeoutMs`), then stops: what Redis did not accept by
-   * then is dropped and counted (a send still under way is counted when its reply comes).
+   * Seals every hour (their uniform samples included), flushes (up to
+   * `flushTimeoutMs`), then stops: what Redis did not accept by then is dropped
+   * and counted (a send still under way is counted when its reply comes).
    */
   async close(): Promise<RecorderStats> {
     if (!this.closed) {
       clearInterval(this.timer);
-      await this.bounded(this.flushNow());
+      await this.bounded(this.flushNow(true));
       this.stop();
     }
     return this.stats();
@@ -189,10 +196,11 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     this.closed = true;
     const inFlight = this.sending && this.pending.length > 0 ? 1 : 0;
     const abandoned = this.pending.splice(inFlight);
-    const samples = this.queue.length + abandoned.reduce((sum, b) => sum + b.samples, 0);
-    this.dropped += samples;
-    this.pendingSamples -= samples - this.queue.length;
-    this.queue = [];
+    const samples = abandoned.reduce((sum, b) => sum + b.samples, 0);
+    this.pendingSamples -= samples;
+    this.dropped += samples + this.aggregator.unsealed;
+    this.rawDropped += abandoned.reduce((sum, b) => sum + b.batch.raw.length, 0) + this.aggregator.pendingRawRows;
+    this.aggregator.seal(Date.now(), true); // releases the aggregates; what they held is counted above
   }
 
   private bounded(work: Promise<void>): Promise<void> {
@@ -202,15 +210,14 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   }
 
   /** One send loop at a time; a flush during a send waits for it, then sends what is new. Never rejects. */
-  private flushNow(): Promise<void> {
+  private flushNow(final = false): Promise<void> {
     const previous = this.sending;
     const run = async () => {
       if (previous) await previous;
       try {
-        if (!this.closed) this.seal();
+        if (!this.closed) this.seal(final);
         await this.sendPending();
       } catch (error) {
-        // Nothing may escape: this runs on a timer inside someone's service.
         this.warnings.warn('write-failed', `The stream sink failed: ${(error as Error)?.message ?? String(error)}`, error);
       }
     };
@@ -221,25 +228,31 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     return next;
   }
 
-  /** Folds the queue into batches of rollup deltas and sampled raw rows. */
-  private seal(): void {
-    if (this.queue.length === 0) return;
-    const samples = this.queue;
-    this.queue = [];
-    const { batches, lost } = this.batcher.seal(samples);
-    if (lost > 0) {
+  /**
+   * Seals the aggregates into entries, unless earlier entries still wait for
+   * Redis: then samples keep folding into the aggregates instead of piling up
+   * as entries (except at close, when everything is sealed).
+   */
+  private seal(final: boolean): void {
+    if (this.pending.length > 0 && !final) return;
+    const { batches: sealed } = this.aggregator.seal(Date.now(), final);
+    this.aggregator.reportLimits(this.warnings);
+    const { batches, lost, rawLost } = this.batcher.entries(sealed);
+    if (lost > 0 || rawLost > 0) {
       this.dropped += lost;
+      this.rawDropped += rawLost;
       this.warnings.warn('write-failed', `Could not encode a batch of ${lost} samples for the stream; dropped`);
     }
-    for (const sealed of batches) {
-      this.pending.push(sealed);
-      this.pendingSamples += sealed.samples;
+    for (const entry of batches) {
+      this.pending.push(entry);
+      this.pendingSamples += entry.samples;
     }
     while (this.pending.length > this.options.maxPendingBatches) {
       const oldest = this.pending.shift()!;
       this.pendingSamples -= oldest.samples;
       this.dropped += oldest.samples;
-      this.warnings.warn('buffer-full', `Redis has not accepted batches for a while; dropping the oldest (${oldest.samples} samples)`);
+      this.rawDropped += oldest.batch.raw.length;
+      this.warnings.warn('buffer-full', `Redis has not accepted entries for a while; dropping the oldest (${oldest.samples} samples)`);
     }
   }
 
@@ -253,14 +266,16 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
         accepted = false;
         this.warnings.warn('write-failed', `Cannot send samples to Redis stream ${this.stream}: ${(error as Error).message}`, error);
       }
-      // Closed meanwhile: this batch was left for this reply to decide; everything else is settled.
       if (!accepted && !this.closed) return; // kept for the next tick: Redis may be restarting
       this.pending.shift();
       this.pendingSamples -= next.samples;
       if (accepted) {
         this.sent += next.samples;
         this.rawSent += next.batch.raw.length;
-      } else this.dropped += next.samples;
+      } else {
+        this.dropped += next.samples;
+        this.rawDropped += next.batch.raw.length;
+      }
       if (this.closed) return;
     }
   }

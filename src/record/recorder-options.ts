@@ -1,26 +1,66 @@
 import { ConfigError } from '../errors.js';
 import { fraction, nonNegativeInteger, positiveInteger } from '../validate.js';
+import type { RawBudget } from './raw-budget.js';
 import { defaultInstanceId } from './sample.js';
 import type { RecorderWarning } from './warnings.js';
 
+/**
+ * Which raw rows a recorder keeps, per (pattern, hour), on top of the rollups
+ * that count every lock. Shared by `SqliteRecorder` and `RedisStreamSink`.
+ */
+export interface RawRowOptions {
+  /** Failed locks (expired, lost, not acquired, error, or the section threw) kept as raw rows per pattern-hour. @default 1000 */
+  rawFailedPerHour?: number;
+  /** The slowest holds kept per pattern-hour: each hold that enters the hour's slowest this-many is written. @default 10 */
+  rawSlowestPerHour?: number;
+  /** A uniform random sample kept per pattern-hour, written when the hour ends (and at close). @default 50 */
+  rawUniformPerHour?: number;
+  /** Fraction [0–1] of all locks also kept as raw rows, beyond the budget above. @default 0 */
+  rawSampleRate?: number;
+}
+
+/** Defaults of {@link RawRowOptions}, frozen. */
+export const RAW_ROW_DEFAULTS = Object.freeze({ rawFailedPerHour: 1000, rawSlowestPerHour: 10, rawUniformPerHour: 50, rawSampleRate: 0 });
+
+/** Validates the raw-row options; throws {@link ConfigError} naming the option. */
+export function resolveRawRows(options: RawRowOptions): { budget: RawBudget; rawSampleRate: number } {
+  const d = RAW_ROW_DEFAULTS;
+  return {
+    budget: {
+      failed: nonNegativeInteger('rawFailedPerHour', options.rawFailedPerHour, d.rawFailedPerHour),
+      slowest: atMost(10_000, 'rawSlowestPerHour', nonNegativeInteger('rawSlowestPerHour', options.rawSlowestPerHour, d.rawSlowestPerHour)),
+      uniform: atMost(100_000, 'rawUniformPerHour', nonNegativeInteger('rawUniformPerHour', options.rawUniformPerHour, d.rawUniformPerHour)),
+    },
+    rawSampleRate: fraction('rawSampleRate', options.rawSampleRate, d.rawSampleRate),
+  };
+}
+
+// Both are held in memory per active pattern-hour.
+function atMost(limit: number, name: string, value: number): number {
+  if (value > limit) throw new ConfigError(`Expected \`${name}\` to be at most ${limit}, got \`${value}\``);
+  return value;
+}
+
 /** Options of {@link SqliteRecorder}. */
-export interface SqliteRecorderOptions {
+export interface SqliteRecorderOptions extends RawRowOptions {
   /** The SQLite file to write; created if absent. Several processes may share one file. */
   path: string;
   /** Identifies this process in the data. @default `${hostname}:${pid}` */
   instance?: string;
-  /** How often buffered samples are written (ms). @default 1000 */
+  /** How often what was folded is written (ms). @default 1000 */
   flushIntervalMs?: number;
-  /** A write is scheduled as soon as this many samples are buffered; also the size of one transaction. @default 5000 */
+  /** A write is scheduled as soon as this many raw rows wait. @default 5000 */
   flushBatchSize?: number;
-  /** Samples held in memory at most; beyond this, new samples are dropped and counted. @default 100000 */
-  maxBufferedSamples?: number;
-  /** Fraction (0–1] of samples also kept as raw rows; rollups always count every sample. @default 1 */
-  rawSampleRate?: number;
-  /** Distinct patterns kept per database; further patterns are recorded as `{other}`. @default 1000 */
+  /** Raw rows held in memory waiting for the writer; beyond, raw rows are dropped and counted (`rawDropped`), never statistics. @default 50000 */
+  maxPendingRawRows?: number;
+  /** Distinct patterns kept per process and per database; further patterns are recorded as `{other}`. @default 1000 */
   maxPatterns?: number;
   /** Pattern templates such as `order:lock:product:{productId}`, tried before the heuristics of `patternOf`. @default [] */
   patterns?: readonly string[];
+  /** Past this file size (used pages, bytes) raw rows stop and are counted as dropped; rollups go on. 0: no limit. @default 268435456 (256 MiB) */
+  maxDatabaseBytes?: number;
+  /** Data older than this (ms) is pruned when the file is opened and every hour after; 0 keeps everything. @default 0 */
+  retainMs?: number;
   /** How long one write waits for another process's write lock before retrying (ms); waits happen on the writer thread. @default 1000 */
   busyTimeoutMs?: number;
   /** How long `flush()`, `close()` and `closeSync()` wait for the disk (ms); what is not written by then is dropped on close. @default 5000 */
@@ -36,15 +76,30 @@ export const DEFAULT_DB_PATH = 'ttl-samples.db';
 export const SQLITE_RECORDER_DEFAULTS = Object.freeze({
   flushIntervalMs: 1000,
   flushBatchSize: 5000,
-  maxBufferedSamples: 100_000,
-  rawSampleRate: 1,
+  maxPendingRawRows: 50_000,
   maxPatterns: 1000,
+  maxDatabaseBytes: 256 * 1024 * 1024,
+  retainMs: 0,
   busyTimeoutMs: 1000,
   flushTimeoutMs: 5000,
+  ...RAW_ROW_DEFAULTS,
 });
 
 /** Options after validation, with defaults filled in. */
-export type ResolvedRecorderOptions = Required<Omit<SqliteRecorderOptions, 'onWarning' | 'patterns'>>;
+export interface ResolvedRecorderOptions {
+  path: string;
+  instance: string;
+  flushIntervalMs: number;
+  flushBatchSize: number;
+  maxPendingRawRows: number;
+  maxPatterns: number;
+  maxDatabaseBytes: number;
+  retainMs: number;
+  busyTimeoutMs: number;
+  flushTimeoutMs: number;
+  budget: RawBudget;
+  rawSampleRate: number;
+}
 
 /** Validates recorder options at the boundary; throws {@link ConfigError} naming the option. */
 export function resolveRecorderOptions(options: SqliteRecorderOptions): ResolvedRecorderOptions {
@@ -58,15 +113,18 @@ export function resolveRecorderOptions(options: SqliteRecorderOptions): Resolved
   if (typeof instance !== 'string' || instance === '') {
     throw new ConfigError(`Expected \`instance\` to be a non-empty string, got \`${String(options.instance)}\``);
   }
+  const d = SQLITE_RECORDER_DEFAULTS;
   return {
     path: options.path,
     instance,
-    flushIntervalMs: positiveInteger('flushIntervalMs', options.flushIntervalMs, SQLITE_RECORDER_DEFAULTS.flushIntervalMs),
-    flushBatchSize: positiveInteger('flushBatchSize', options.flushBatchSize, SQLITE_RECORDER_DEFAULTS.flushBatchSize),
-    maxBufferedSamples: positiveInteger('maxBufferedSamples', options.maxBufferedSamples, SQLITE_RECORDER_DEFAULTS.maxBufferedSamples),
-    maxPatterns: positiveInteger('maxPatterns', options.maxPatterns, SQLITE_RECORDER_DEFAULTS.maxPatterns),
-    busyTimeoutMs: nonNegativeInteger('busyTimeoutMs', options.busyTimeoutMs, SQLITE_RECORDER_DEFAULTS.busyTimeoutMs),
-    flushTimeoutMs: nonNegativeInteger('flushTimeoutMs', options.flushTimeoutMs, SQLITE_RECORDER_DEFAULTS.flushTimeoutMs),
-    rawSampleRate: fraction('rawSampleRate', options.rawSampleRate, SQLITE_RECORDER_DEFAULTS.rawSampleRate),
+    flushIntervalMs: positiveInteger('flushIntervalMs', options.flushIntervalMs, d.flushIntervalMs),
+    flushBatchSize: positiveInteger('flushBatchSize', options.flushBatchSize, d.flushBatchSize),
+    maxPendingRawRows: positiveInteger('maxPendingRawRows', options.maxPendingRawRows, d.maxPendingRawRows),
+    maxPatterns: positiveInteger('maxPatterns', options.maxPatterns, d.maxPatterns),
+    maxDatabaseBytes: nonNegativeInteger('maxDatabaseBytes', options.maxDatabaseBytes, d.maxDatabaseBytes),
+    retainMs: nonNegativeInteger('retainMs', options.retainMs, d.retainMs),
+    busyTimeoutMs: nonNegativeInteger('busyTimeoutMs', options.busyTimeoutMs, d.busyTimeoutMs),
+    flushTimeoutMs: nonNegativeInteger('flushTimeoutMs', options.flushTimeoutMs, d.flushTimeoutMs),
+    ...resolveRawRows(options),
   };
 }

@@ -56,14 +56,16 @@ export interface LockSample {
 export interface RecorderStats {
   /** Samples handed to `record()`. */
   recorded: number;
-  /** Samples committed to the database (counted in rollups). */
+  /** Samples counted in committed rollups (in a stream sink: in entries Redis accepted). */
   written: number;
-  /** Of those, samples also stored as raw rows. */
-  rawWritten: number;
-  /** Samples lost: buffer full, database unwritable, invalid sample, or recorded after `close()`. */
+  /** Samples lost to the statistics: invalid, recorded after `close()`, no room for a new pattern-hour, or the file unwritable. */
   dropped: number;
-  /** Samples waiting in memory. */
+  /** Samples folded in memory, not written yet. */
   pending: number;
+  /** Raw rows written: the ones the raw-row budget (and `rawSampleRate`) chose. */
+  rawWritten: number;
+  /** Raw rows chosen but not written: no room while waiting, the file at `maxDatabaseBytes`, or unwritable. Statistics are unaffected. */
+  rawDropped: number;
   /** Samples whose pattern went to `{other}` because `maxPatterns` was reached. */
   patternOverflow: number;
 }

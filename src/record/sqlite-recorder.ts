@@ -1,32 +1,38 @@
 import { EventEmitter } from 'node:events';
 import type { Worker } from 'node:worker_threads';
 import { compileTemplates } from '../keys/pattern.js';
-import { checkSample } from './check-sample.js';
+import { Aggregator, FOLD } from './aggregator.js';
 import { Conditions } from './conditions.js';
 import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecorderOptions } from './recorder-options.js';
 import { type LockSample, type RecorderStats, type SampleRecorder } from './sample.js';
 import { WarnOnce, type RecorderWarning } from './warnings.js';
-import { encodeBatch, transferList } from './writer/batch.js';
-import { COMMIT, SHARED, type FromWriter, type RecorderCounters, type ToWriter, type WriterInit } from './writer/protocol.js';
+import { COMMIT, SHARED, type FromWriter, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit } from './writer/protocol.js';
 import { spawnWriterThread } from './writer/spawn.js';
 
-// Batches handed to the writer thread and not yet written; bounds memory beyond the queue.
-const MAX_BATCHES_IN_FLIGHT = 2;
+// Seals handed to the writer thread and not yet written. While the writer is busy (another process
+// holds the file, a slow disk) samples keep folding into the same aggregates: nothing waits in a queue.
+const MAX_WRITES_IN_FLIGHT = 2;
 
 /**
  * Records lock samples into a SQLite file, cheaply enough to run inside a
  * production service.
  *
- * `record()` only appends to a bounded in-memory queue: synchronous, O(1),
- * never throws. The queue goes in batches (on a timer, or once
- * `flushBatchSize` samples wait) to a writer thread that owns the database, so
- * disk I/O, fsyncs and waits for other writers never run on the service's event
- * loop. Each batch adds raw rows (optionally sampled) and upserts histogram
- * rollups per (pattern, hour, instance) in one transaction.
+ * `record()` folds the sample, on the calling thread, into its (pattern, hour)
+ * aggregate — hold and wait histograms, outcome, TTL and extension counts —
+ * and keeps a raw row only when the raw-row budget chooses it: every failed
+ * lock (up to `rawFailedPerHour`), each hold entering the hour's slowest, a
+ * uniform sample. Synchronous, O(1), allocation-free in the steady state,
+ * never throws. On a timer the aggregates' deltas and the raw rows go to a
+ * writer thread that owns the database, so disk I/O, fsyncs and waits for
+ * other writers never run on the service's event loop, and the writer's work
+ * grows with patterns, not with locks. Statistics never depend on the writer
+ * keeping up: while it is busy, samples keep folding into the same aggregates.
  *
- * When the database cannot be written the service is not disturbed: samples
- * are dropped and counted in {@link stats}, and a `warning` event (and
- * `onWarning`) reports each kind of failure once.
+ * The file is bounded: past `maxDatabaseBytes` raw rows stop (and are counted),
+ * rollups go on; `retainMs` prunes old data. When the database cannot be
+ * written the service is not disturbed: what is lost is counted in
+ * {@link stats}, and a `warning` event (and `onWarning`) reports each kind of
+ * failure once.
  *
  * @example
  * const recorder = new SqliteRecorder({ path: 'ttl-samples.db' });
@@ -38,16 +44,16 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   readonly instance: string;
 
   private readonly options: ResolvedRecorderOptions;
-  private readonly templates: string[];
-
-  private queue: LockSample[] = [];
-  private head = 0;
+  private readonly aggregator: Aggregator;
   private recorded = 0;
-  /** Dropped on this side: buffer full, invalid, closed, or never acknowledged by the writer. */
+  /** Samples lost to the statistics on this side: invalid, closed, no room, or never confirmed by the writer. */
   private droppedHere = 0;
-  /** Samples handed to the writer thread. */
+  /** Raw rows lost on this side (besides the aggregator's own count). */
+  private rawDroppedHere = 0;
+  /** Samples and raw rows handed to the writer thread. */
   private dispatched = 0;
-  private inFlightBatches = 0;
+  private rawDispatched = 0;
+  private inFlight = 0;
   private drainRequested = false;
   private dispatchScheduled = false;
   private closed = false;
@@ -67,8 +73,14 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.instance = resolved.instance;
     this.options = resolved;
     this.warnings = new WarnOnce(this, options.onWarning);
-    this.templates = [...(options.patterns ?? [])];
-    compileTemplates(this.templates); // validates now; the writer thread compiles its own
+    this.aggregator = new Aggregator({
+      instance: resolved.instance,
+      templates: compileTemplates([...(options.patterns ?? [])]),
+      maxPatterns: resolved.maxPatterns,
+      budget: resolved.budget,
+      rawSampleRate: resolved.rawSampleRate,
+      maxPendingRawRows: resolved.maxPendingRawRows,
+    });
     this.timer = setInterval(() => {
       this.drainRequested = true;
       this.dispatch();
@@ -77,35 +89,34 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   }
 
   /**
-   * Queues one sample. Synchronous, O(1), never throws: when the queue is full,
-   * the recorder is closed or the sample is invalid (see `SAMPLE_LIMITS`), the
-   * sample is dropped and counted, alone.
+   * Folds one sample into its pattern-hour. Synchronous, O(1), never throws:
+   * an invalid sample (see `SAMPLE_LIMITS`) or one recorded after close is
+   * dropped and counted, alone.
    */
   record(sample: LockSample): void {
+    this.recorded++;
+    let code: number;
     try {
-      this.recorded++;
-      const pending = this.queue.length - this.head;
-      if (this.closed || pending >= this.options.maxBufferedSamples) {
-        this.droppedHere++;
-        if (!this.closed) this.warnOnce('buffer-full', `Sample buffer full (${pending} samples); dropping samples`);
-        return;
-      }
-      const checked = checkSample(sample);
-      if (typeof checked === 'string') {
-        this.droppedHere++;
-        this.warnOnce('invalid-sample', `Dropped an invalid sample: ${checked}`);
-        return;
-      }
-      this.queue.push(checked);
-      if (pending + 1 >= this.options.flushBatchSize && !this.dispatchScheduled) {
-        this.dispatchScheduled = true;
-        setImmediate(() => {
-          this.dispatchScheduled = false;
-          this.dispatch();
-        });
-      }
-    } catch {
+      code = this.closed ? FOLD.noRoom : this.aggregator.fold(sample);
+    } catch (error) {
+      code = FOLD.invalid;
+      this.aggregator.lastRefusal = `reading the sample threw: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    if (code !== FOLD.counted) {
       this.droppedHere++;
+      if (!this.closed) {
+        if (code === FOLD.invalid) this.warnOnce('invalid-sample', `Dropped an invalid sample: ${this.aggregator.lastRefusal}`);
+        else this.warnOnce('buffer-full', `Dropping samples: ${this.aggregator.lastRefusal}`);
+      }
+      return;
+    }
+    if (this.aggregator.pendingRawRows >= this.options.flushBatchSize && !this.dispatchScheduled) {
+      this.dispatchScheduled = true;
+      setImmediate(() => {
+        this.dispatchScheduled = false;
+        this.drainRequested = true;
+        this.dispatch();
+      });
     }
   }
 
@@ -117,17 +128,19 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     return {
       recorded: this.recorded,
       written,
-      rawWritten: this.totals[SHARED.rawWritten]!,
       dropped,
       pending: this.recorded - written - dropped,
-      patternOverflow: this.totals[SHARED.patternOverflow]!,
+      rawWritten: this.totals[SHARED.rawWritten]!,
+      rawDropped: this.aggregator.rawDropped + this.rawDroppedHere + this.totals[SHARED.rawDropped]!,
+      patternOverflow: this.aggregator.patternOverflow + this.totals[SHARED.patternOverflow]!,
     };
   }
 
   /**
-   * Writes everything recorded so far. Resolves (never rejects) once it is on
-   * disk, once the database has refused it (then it is counted as dropped), or
-   * after `flushTimeoutMs` (what is not written yet stays pending).
+   * Writes everything recorded so far (the hours' uniform samples are written
+   * when their hour ends). Resolves (never rejects) once it is on disk, once
+   * the database has refused it (then it is counted as dropped), or after
+   * `flushTimeoutMs` (what is not written yet stays pending).
    */
   async flush(): Promise<RecorderStats> {
     const target = this.recorded;
@@ -146,10 +159,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     clearInterval(this.timer);
     const deadline = Date.now() + this.options.flushTimeoutMs;
     this.closed = true;
-    this.drainRequested = true;
-    this.dispatch();
-    await this.conditions.waitFor(() => this.queue.length === this.head && this.inFlightBatches === 0, this.options.flushTimeoutMs);
-    this.dispatchAll();
+    this.sendSeal(true);
     const worker = this.worker;
     if (worker) {
       this.post({ type: 'close', timeoutMs: Math.max(0, deadline - Date.now()), counters: this.counters() });
@@ -168,7 +178,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     if (this.closed && !this.worker) return this.stats();
     clearInterval(this.timer);
     this.closed = true;
-    this.dispatchAll();
+    this.sendSeal(true);
     if (this.worker) {
       const deadline = Date.now() + this.options.flushTimeoutMs;
       this.post({ type: 'close', timeoutMs: this.options.flushTimeoutMs, counters: this.counters() });
@@ -188,17 +198,27 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   /** After closing: whatever the writer did not confirm is dropped, and the thread is ended. */
   private settle(): void {
     this.stopCommits();
-    const unconfirmed = Math.max(0, this.dispatched - this.totals[SHARED.written]! - this.totals[SHARED.dropped]!);
-    const lost = this.queue.length - this.head + unconfirmed;
-    this.droppedHere += lost;
-    this.dispatched -= unconfirmed;
-    this.queue = [];
-    this.head = 0;
-    if (lost > 0) this.warnOnce('write-failed', `Closing gave up after flushTimeoutMs with ${lost} sample(s) not written (file locked or slow); dropped`);
+    this.forgetUnconfirmed();
+    // Nothing folds after the final seal; anything left unsealed (a seal that failed) is dropped.
+    this.droppedHere += this.aggregator.unsealed;
+    this.aggregator.unsealed = 0;
     const worker = this.worker;
     this.worker = undefined;
     if (worker) void worker.terminate().catch(() => undefined);
     this.conditions.recheck();
+  }
+
+  /** What the writer did not confirm is dropped: the thread died, or a close gave up on it. */
+  private forgetUnconfirmed(): void {
+    const unconfirmed = Math.max(0, this.dispatched - this.totals[SHARED.written]! - this.totals[SHARED.dropped]!);
+    const rawUnconfirmed = Math.max(0, this.rawDispatched - this.totals[SHARED.rawWritten]! - this.totals[SHARED.rawDropped]!);
+    this.droppedHere += unconfirmed;
+    this.dispatched -= unconfirmed;
+    this.rawDroppedHere += rawUnconfirmed;
+    this.rawDispatched -= rawUnconfirmed;
+    if (unconfirmed > 0) {
+      this.warnOnce('write-failed', `${unconfirmed} sample(s) not confirmed by the writer (file locked or slow past flushTimeoutMs, or the writer stopped); dropped`);
+    }
   }
 
   /** From now on the writer commits nothing (see COMMIT): what it did not confirm stays off the disk. */
@@ -210,69 +230,60 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     }
   }
 
-  /** Hands batches to the writer thread, at most {@link MAX_BATCHES_IN_FLIGHT} at a time. */
+  /** On the timer, on `flush()`, or when raw rows pile up: seals and sends, unless the writer already has enough to do. */
   private dispatch(): void {
-    while (this.inFlightBatches < MAX_BATCHES_IN_FLIGHT && this.sendBatch(this.drainRequested));
-    if (this.queue.length === this.head) this.drainRequested = false;
+    if (!this.drainRequested || this.closed || this.inFlight >= MAX_WRITES_IN_FLIGHT) return;
+    this.drainRequested = false;
+    this.sendSeal(false);
   }
 
-  /** Hands everything queued to the writer at once (closing: memory no longer matters). */
-  private dispatchAll(): void {
-    while (this.sendBatch(true));
-  }
-
-  private sendBatch(partial: boolean): boolean {
-    const pending = this.queue.length - this.head;
-    if (pending === 0 || (!partial && pending < this.options.flushBatchSize)) return false;
-    const start = this.head;
-    const end = start + Math.min(pending, this.options.flushBatchSize);
-    let encoded;
+  /** Seals the aggregates (all hours when `final`) and hands the result to the writer thread. */
+  private sendSeal(final: boolean): void {
+    let write: SealedWrite;
     try {
-      encoded = encodeBatch(this.queue, start, end);
-    } catch {
-      encoded = undefined;
+      const { batches, samples } = this.aggregator.seal(Date.now(), final);
+      write = { batches, samples, rawRows: batches.reduce((sum, b) => sum + b.raw.length, 0) };
+    } catch (error) {
+      // Not expected: encoding plain numbers. Counted rather than thrown into a timer.
+      this.warnOnce('write-failed', `Could not seal the recorded samples: ${(error as Error).message}`, error);
+      return;
     }
-    this.advance(end);
-    if (!encoded) {
-      this.droppedHere += end - start;
-      return true;
-    }
-    if (encoded.invalid > 0) {
-      this.droppedHere += encoded.invalid;
-      this.warnOnce('invalid-sample', `Dropped ${encoded.invalid} sample(s) without a string key, a known outcome or a finite \`at\``);
-    }
-    if (encoded.batch.count === 0) return true;
+    this.aggregator.reportLimits(this.warnings);
+    if (write.batches.length === 0) return;
     if (!this.ensureWorker()) {
-      this.droppedHere += encoded.batch.count;
-      return true;
+      this.droppedHere += write.samples;
+      this.rawDroppedHere += write.rawRows;
+      return;
     }
-    this.dispatched += encoded.batch.count;
-    this.inFlightBatches++;
-    this.post(
-      { type: 'batch', batch: encoded.batch, counters: this.counters() },
-      transferList(encoded.batch),
-    );
-    return true;
+    this.dispatched += write.samples;
+    this.rawDispatched += write.rawRows;
+    this.inFlight++;
+    this.post({ type: 'batch', write, counters: this.counters() });
   }
 
   private counters(): RecorderCounters {
-    return { recorded: this.recorded, droppedBeforeWriter: this.droppedHere };
+    return {
+      recorded: this.recorded,
+      droppedBeforeWriter: this.droppedHere,
+      rawDroppedBeforeWriter: this.aggregator.rawDropped + this.rawDroppedHere,
+    };
   }
 
-  private post(message: ToWriter, transfer: ArrayBuffer[] = []): void {
-    this.worker?.postMessage(message, transfer);
+  private post(message: ToWriter): void {
+    this.worker?.postMessage(message);
   }
 
   private ensureWorker(): Worker | undefined {
     if (this.worker) return this.worker;
     try {
+      const o = this.options;
       const init: WriterInit = {
-        path: this.path,
-        instance: this.instance,
-        rawSampleRate: this.options.rawSampleRate,
-        maxPatterns: this.options.maxPatterns,
-        busyTimeoutMs: this.options.busyTimeoutMs,
-        templates: this.templates,
+        path: o.path,
+        instance: o.instance,
+        maxPatterns: o.maxPatterns,
+        busyTimeoutMs: o.busyTimeoutMs,
+        maxDatabaseBytes: o.maxDatabaseBytes,
+        retainMs: o.retainMs,
         shared: this.shared,
       };
       const worker = spawnWriterThread(init);
@@ -283,12 +294,10 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       });
       worker.on('exit', () => {
         if (this.worker !== worker) return;
-        // Died unexpectedly: what it had not confirmed is lost; a new thread starts with the next batch.
+        // Died unexpectedly: what it had not confirmed is lost; a new thread starts with the next seal.
         this.worker = undefined;
-        const unconfirmed = this.dispatched - this.totals[SHARED.written]! - this.totals[SHARED.dropped]!;
-        this.droppedHere += unconfirmed;
-        this.dispatched -= unconfirmed;
-        this.inFlightBatches = 0;
+        this.forgetUnconfirmed();
+        this.inFlight = 0;
         this.conditions.recheck();
       });
       this.worker = worker;
@@ -301,24 +310,12 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
 
   private onWriterMessage(message: FromWriter): void {
     if (message.type === 'progress') {
-      this.inFlightBatches = Math.max(0, this.inFlightBatches - 1);
+      this.inFlight = Math.max(0, this.inFlight - 1);
       this.dispatch();
     } else if (message.type === 'warning') {
       this.warnOnce(message.warning.kind, message.warning.message);
     }
     this.conditions.recheck();
-  }
-
-
-  private advance(end: number): void {
-    this.head = end;
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-    } else if (this.head > 4096 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
   }
 
   private warnOnce(kind: RecorderWarning['kind'], message: string, cause?: unknown): void {

@@ -2,7 +2,16 @@ import type { EventEmitter } from 'node:events';
 
 /** A problem a recorder hit and survived. Reported once per `kind`. */
 export interface RecorderWarning {
-  kind: 'open-failed' | 'write-failed' | 'buffer-full' | 'invalid-sample' | 'pattern-overflow' | 'unreadable-rollup' | 'file-replaced';
+  kind:
+    | 'open-failed'
+    | 'write-failed'
+    | 'buffer-full'
+    | 'invalid-sample'
+    | 'pattern-overflow'
+    | 'unreadable-rollup'
+    | 'file-replaced'
+    /** The file reached `maxDatabaseBytes`: raw rows stop, rollups go on. */
+    | 'file-full';
   message: string;
   cause?: unknown;
 }

@@ -1,11 +1,13 @@
 import { addEncodedRollup, encodeRollup } from './histogram/codec.js';
-import { DenseHistogram, Histogram } from './histogram/histogram.js';
+import { DenseHistogram } from './histogram/histogram.js';
 import { BUCKET_MS } from './format.js';
 
 /**
  * Rollups: per (pattern, hour, instance), what that hour's locks add up to.
  * `rollups` holds one row per instance, `fleet_rollups` the same summed over
- * instances; both share the value columns below, in this order.
+ * instances; both share the value columns below, in this order. Producers
+ * fold samples into deltas of the same layout (`FoldedRollup`), which the writer
+ * adds to the stored rows with {@link RollupSum}.
  */
 
 /** The value columns of `rollups` and `fleet_rollups`, after each table's key columns. */
@@ -46,7 +48,7 @@ export type RollupValues = [
   waitSumUs: number,
   firstTsMs: number,
   lastTsMs: number,
-  hists: Buffer,
+  hists: Uint8Array,
   /** Locks extended at least once while held. */
   extended: number,
   /** Extensions, summed. */
@@ -64,84 +66,9 @@ export const EXTENDED = 11;
 export const EXTENSIONS = 12;
 export const LOST = 13;
 
-/**
- * What one (pattern, hour, instance) rollup row adds up: counts per outcome,
- * sums, first/last time, and the hold, wait and TTL distributions. Built from
- * samples by the recorder's writer and by the stream sink, merged into the
- * database by upsert.
- */
-export interface RollupDelta<P = number, I = number> {
-  pattern: P;
-  instance: I;
-  bucketStartMs: number;
-  count: number;
-  /** released, expired, not_acquired, error, lost */
-  outcomes: [number, number, number, number, number];
-  threw: number;
-  holdSumUs: number;
-  waitSumUs: number;
-  firstTsMs: number;
-  lastTsMs: number;
-  hold: Histogram;
-  wait: Histogram;
-  ttls: Map<number, number>;
-  /** Locks extended at least once while held, and their extensions summed. */
-  extended: number;
-  extensions: number;
-}
-
 /** Start of the rollup bucket a timestamp falls in (epoch ms). */
 export function bucketStartOf(tsMs: number): number {
   return tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
-}
-
-export function newDelta<P, I>(pattern: P, instance: I, bucketStartMs: number, tsMs: number): RollupDelta<P, I> {
-  return {
-    pattern,
-    instance,
-    bucketStartMs,
-    count: 0,
-    outcomes: [0, 0, 0, 0, 0],
-    threw: 0,
-    holdSumUs: 0,
-    waitSumUs: 0,
-    firstTsMs: tsMs,
-    lastTsMs: tsMs,
-    hold: new Histogram(),
-    wait: new Histogram(),
-    ttls: new Map(),
-    extended: 0,
-    extensions: 0,
-  };
-}
-
-/** Adds one sample (µs and ms as stored; `holdUs` < 0 when the lock was never won). */
-export function addSample(
-  delta: RollupDelta<unknown, unknown>,
-  tsMs: number,
-  holdUs: number,
-  waitUs: number,
-  ttlMs: number,
-  outcome: number,
-  threw: number,
-  extensions: number,
-): void {
-  delta.count++;
-  if (extensions > 0) {
-    delta.extended++;
-    delta.extensions += extensions;
-  }
-  delta.outcomes[outcome as 0 | 1 | 2 | 3 | 4]++;
-  delta.threw += threw;
-  delta.waitSumUs += waitUs;
-  delta.wait.record(waitUs);
-  if (holdUs >= 0) {
-    delta.holdSumUs += holdUs;
-    delta.hold.record(holdUs);
-  }
-  delta.ttls.set(ttlMs, (delta.ttls.get(ttlMs) ?? 0) + 1);
-  if (tsMs < delta.firstTsMs) delta.firstTsMs = tsMs;
-  if (tsMs > delta.lastTsMs) delta.lastTsMs = tsMs;
 }
 
 /**
@@ -168,21 +95,6 @@ export class RollupSum {
     this.extended += values[EXTENDED];
     this.extensions += values[EXTENSIONS];
     this.lost += values[LOST];
-    this.rows++;
-  }
-
-  /** Adds a delta built from samples. */
-  addDelta(d: RollupDelta<unknown, unknown>): void {
-    const [released, expired, notAcquired, error, lost] = d.outcomes;
-    const counters = [d.count, released, expired, notAcquired, error, d.threw, d.holdSumUs, d.waitSumUs];
-    for (let i = 0; i < SUMMED_VALUES; i++) this.sums[i]! += counters[i]!;
-    this.widen(d.firstTsMs, d.lastTsMs);
-    this.hold.addHistogram(d.hold);
-    this.wait.addHistogram(d.wait);
-    for (const [ttl, n] of d.ttls) this.ttls.set(ttl, (this.ttls.get(ttl) ?? 0) + n);
-    this.extended += d.extended;
-    this.extensions += d.extensions;
-    this.lost += lost;
     this.rows++;
   }
 

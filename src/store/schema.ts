@@ -145,6 +145,13 @@ const MIGRATIONS: readonly string[] = [
       JOIN patterns  p ON p.id = s.pattern_id
       JOIN instances i ON i.id = s.instance_id;
   `,
+  // 5 → 6: raw rows are kept by a budget and the file is bounded: each recorder's raw rows
+  // written and dropped, and since when its raw rows stop at \`maxDatabaseBytes\` (NULL: they don't).
+  `
+  ALTER TABLE recorder_stats ADD COLUMN raw_written INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE recorder_stats ADD COLUMN raw_dropped INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE recorder_stats ADD COLUMN raw_full_ms INTEGER;
+  `,
 ];
 
 export type Db = Database.Database;
@@ -160,10 +167,18 @@ function openDatabase(path: string, options: Database.Options): Db {
 /** The DDL that creates schema version 1 alone; tests build old files with it to exercise migrations. */
 export const SCHEMA_V1_DDL = MIGRATIONS[0]!;
 
+/** The DDL of every version up to `version`, in order: builds a file exactly as that version wrote it. */
+export function schemaDdlUpTo(version: number): string {
+  return MIGRATIONS.slice(0, version).join('\n');
+}
+
 /** Opens (creating if needed) a samples database for writing and brings its schema up to date. */
 export function openForWriting(path: string, busyTimeoutMs: number): Db {
   const db = openDatabase(path, { timeout: busyTimeoutMs });
   try {
+    // A new file gives pages freed by \`prune\` back to the disk (\`PRAGMA incremental_vacuum\`);
+    // it can only be chosen before the first table exists.
+    if (db.pragma('page_count', { simple: true }) === 0) db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     migrate(db, path);

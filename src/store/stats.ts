@@ -18,10 +18,28 @@ export interface DatabaseStats {
   lastMs: number | undefined;
   /** Samples per hour for the most recent hours with data, newest first. */
   recentHours: { hourStartMs: number; samples: number }[];
-  /** Per recorder instance: its own counters, when the file records them (schema ≥ 2). */
-  recorders: { instance: string; updatedMs: number; recorded: number; written: number; dropped: number }[];
+  /**
+   * Per recorder instance: its own counters, when the file records them (schema ≥ 2; raw rows since 6).
+   * `rawFullMs`: since when its raw rows stop because the file reached its `maxDatabaseBytes`.
+   */
+  recorders: RecorderRow[];
   /** Sum of the recorders' dropped samples. */
   dropped: number;
+  /** Sum of the recorders' dropped raw rows (statistics unaffected). */
+  rawDropped: number;
+  /** The earliest time a recorder still finds the file at its size limit: raw rows stop, rollups go on. */
+  rawFullSinceMs: number | undefined;
+}
+
+export interface RecorderRow {
+  instance: string;
+  updatedMs: number;
+  recorded: number;
+  written: number;
+  dropped: number;
+  rawWritten: number;
+  rawDropped: number;
+  rawFullMs: number | undefined;
 }
 
 /** Reads the counts of one samples database. Throws `DatabaseError` as `analyze` does. */
@@ -38,17 +56,29 @@ export function databaseStats(path: string, recentHourCount = 6): DatabaseStats 
         .prepare('SELECT bucket_start_ms AS b, sum(count) AS n FROM rollups GROUP BY bucket_start_ms ORDER BY bucket_start_ms DESC LIMIT ?')
         .all(recentHourCount) as { b: number; n: number }[]
     ).map((r) => ({ hourStartMs: Math.floor(r.b / BUCKET_MS) * BUCKET_MS, samples: r.n }));
-    const recorders =
+    const raw = schemaVersion >= 6 ? 's.raw_written, s.raw_dropped, s.raw_full_ms' : '0 AS raw_written, 0 AS raw_dropped, NULL AS raw_full_ms';
+    type Row = { instance: string; updated_ms: number; recorded: number; written: number; dropped: number; raw_written: number; raw_dropped: number; raw_full_ms: number | null };
+    const recorders: RecorderRow[] =
       schemaVersion >= 2
         ? (
             db
               .prepare(
-                `SELECT i.instance, s.updated_ms, s.recorded, s.written, s.dropped
+                `SELECT i.instance, s.updated_ms, s.recorded, s.written, s.dropped, ${raw}
                    FROM recorder_stats s JOIN instances i ON i.id = s.instance_id ORDER BY s.updated_ms DESC`,
               )
-              .all() as { instance: string; updated_ms: number; recorded: number; written: number; dropped: number }[]
-          ).map((r) => ({ instance: r.instance, updatedMs: r.updated_ms, recorded: r.recorded, written: r.written, dropped: r.dropped }))
+              .all() as Row[]
+          ).map((r) => ({
+            instance: r.instance,
+            updatedMs: r.updated_ms,
+            recorded: r.recorded,
+            written: r.written,
+            dropped: r.dropped,
+            rawWritten: r.raw_written,
+            rawDropped: r.raw_dropped,
+            rawFullMs: r.raw_full_ms ?? undefined,
+          }))
         : [];
+    const full = recorders.map((r) => r.rawFullMs).filter((ms): ms is number => ms !== undefined);
     let bytes = statSync(path).size;
     try {
       bytes += statSync(`${path}-wal`).size;
@@ -69,6 +99,8 @@ export function databaseStats(path: string, recentHourCount = 6): DatabaseStats 
       recentHours,
       recorders,
       dropped: recorders.reduce((sum, r) => sum + r.dropped, 0),
+      rawDropped: recorders.reduce((sum, r) => sum + r.rawDropped, 0),
+      rawFullSinceMs: full.length > 0 ? Math.min(...full) : undefined,
     };
   } finally {
     db.close();

@@ -35,7 +35,7 @@ export async function benchRecorderIngest(dir: string, { count = 1_000_000, repe
       const path = join(dir, `bench-ingest-${r}.db`);
       rmSync(path, { force: true });
       // Large queue and batch: this measures the writer's throughput, not back-pressure.
-      const recorder = new SqliteRecorder({ path, rawSampleRate, maxBufferedSamples: count, flushBatchSize: 20_000, flushIntervalMs: 60_000 });
+      const recorder = new SqliteRecorder({ path, rawSampleRate, maxPendingRawRows: count, flushBatchSize: 20_000, flushIntervalMs: 60_000 });
       const t0 = performance.now();
       for (let i = 0; i < count; i++) recorder.record(samples[i]!);
       const t1 = performance.now();

@@ -13,10 +13,12 @@ const dir = tempDir();
 describe('ttl-advisor stats', () => {
   it('shows what a recorder wrote, including the samples it dropped', async () => {
     const path = join(dir, 'live.db');
-    const recorder = new SqliteRecorder({ path, instance: 'api-1', maxBufferedSamples: 1000, flushBatchSize: 1000 });
+    const recorder = new SqliteRecorder({ path, instance: 'api-1', rawSampleRate: 1, onWarning: () => undefined });
     const now = Date.now();
     for (let i = 0; i < 1500; i++) {
-      recorder.record({ key: `order:lock:product:${i}`, at: now - (i % 3) * 3_600_000, holdMs: 5, ttlMs: 3000, outcome: 'released' });
+      // Every third sample is invalid (a negative TTL): dropped and counted.
+      const ttlMs = i % 3 === 2 ? -1 : 3000;
+      recorder.record({ key: `order:lock:product:${i}`, at: now - (i % 3) * 3_600_000, holdMs: 5, ttlMs, outcome: 'released' });
     }
     await recorder.close();
 

@@ -174,16 +174,23 @@ describe.each(CLIENT_KINDS)('StreamCollector through %s', (kind) => {
 
 describe('collect never hangs on a Redis that does not answer', () => {
   async function hungServer() {
-    const server = createServer((socket) => socket.on('data', () => undefined));
+    let connected!: () => void;
+    // Resolves when a client has connected: by then the collector has set up its signal handlers.
+    const firstConnection = new Promise<void>((resolve) => (connected = resolve));
+    const server = createServer((socket) => {
+      connected();
+      socket.on('data', () => undefined);
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { url: `redis://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
+    return { url: `redis://127.0.0.1:${(server.address() as { port: number }).port}`, firstConnection, close: () => server.close() };
   }
 
   it('SIGTERM while Redis accepts and never answers: exits 0 at once', async () => {
     const hung = await hungServer();
     try {
       const col = start([cli, 'collect', '--redis', hung.url, '--db', join(dir, 'hung.db')]);
-      await sleep(700);
+      await hung.firstConnection;
+      await sleep(200);
       const sent = Date.now();
       col.proc.kill('SIGTERM');
       const { code } = await col.exited;

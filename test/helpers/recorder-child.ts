@@ -5,7 +5,7 @@ import { SqliteRecorder, flushOnShutdown } from '../../src/index.js';
 
 const [path, instance, countText, mode] = process.argv.slice(2);
 const count = Number(countText);
-const recorder = new SqliteRecorder({ path: path!, instance: instance!, flushIntervalMs: 60_000, busyTimeoutMs: 1000 });
+const recorder = new SqliteRecorder({ path: path!, instance: instance!, flushIntervalMs: 60_000, busyTimeoutMs: 1000, rawSampleRate: 1 });
 flushOnShutdown(recorder);
 
 const start = Date.now();

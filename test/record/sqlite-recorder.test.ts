@@ -31,9 +31,9 @@ function sample(i: number, overrides: Partial<LockSample> = {}): LockSample {
 }
 
 describe('SqliteRecorder', () => {
-  it('writes every sample as a raw row and into rollups, nothing lost on close', async () => {
+  it('with rawSampleRate 1, writes every sample as a raw row and into rollups, nothing lost on close', async () => {
     const path = dbPath();
-    const recorder = new SqliteRecorder({ path, instance: 'test-1', flushBatchSize: 700 });
+    const recorder = new SqliteRecorder({ path, instance: 'test-1', flushBatchSize: 700, rawSampleRate: 1 });
     const outcomes = ['released', 'expired', 'not_acquired', 'error'] as const;
     for (let i = 0; i < 5000; i++) {
       const outcome = outcomes[i % 4]!;
@@ -115,7 +115,7 @@ describe('SqliteRecorder', () => {
 
   it('keeps a sampled fraction of raw rows while rollups count every lock', async () => {
     const path = dbPath();
-    const recorder = new SqliteRecorder({ path, rawSampleRate: 0.1 });
+    const recorder = new SqliteRecorder({ path, rawSampleRate: 0.1, rawFailedPerHour: 0, rawSlowestPerHour: 0, rawUniformPerHour: 0 });
     for (let i = 0; i < 20_000; i++) recorder.record(sample(i));
     const stats = await recorder.close();
     expect(rollupTotal(path)).toBe(20_000);
@@ -148,14 +148,16 @@ describe('SqliteRecorder', () => {
     expect(warnings.map((w) => w.kind)).toEqual(['pattern-overflow']);
   });
 
-  it('bounds memory: beyond maxBufferedSamples samples are dropped and counted', async () => {
+  it('bounds memory: raw rows beyond maxPendingRawRows are dropped and counted, while the rollups count every lock', async () => {
     const path = dbPath();
     const warnings: RecorderWarning[] = [];
-    const recorder = new SqliteRecorder({ path, maxBufferedSamples: 100, flushBatchSize: 1000, onWarning: (w) => warnings.push(w) });
+    const recorder = new SqliteRecorder({ path, maxPendingRawRows: 100, rawSampleRate: 1, flushBatchSize: 1000, onWarning: (w) => warnings.push(w) });
     for (let i = 0; i < 1000; i++) recorder.record(sample(i));
-    expect(recorder.stats()).toMatchObject({ recorded: 1000, pending: 100, dropped: 900 });
+    expect(recorder.stats()).toMatchObject({ recorded: 1000, pending: 1000, dropped: 0, rawDropped: 900 });
     const stats = await recorder.close();
-    expect(stats).toMatchObject({ written: 100, dropped: 900 });
+    expect(stats).toMatchObject({ written: 1000, dropped: 0, rawWritten: 100, rawDropped: 900 });
+    expect(queryDb<{ n: number }>(path, 'SELECT sum(count) AS n FROM rollups')[0]!.n).toBe(1000);
+    expect(queryDb<{ n: number }>(path, 'SELECT count(*) AS n FROM raw_samples')[0]!.n).toBe(100);
     expect(warnings.map((w) => w.kind)).toEqual(['buffer-full']);
   });
 

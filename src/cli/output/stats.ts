@@ -23,6 +23,10 @@ export function renderStatsText(all: readonly DatabaseStats[]): string {
         `  time range       ${s.firstMs === undefined ? 'no samples yet' : `${formatTime(s.firstMs)} → ${formatTime(s.lastMs!)}`}`,
         `  dropped          ${formatCount(s.dropped)}${s.recorders.length === 0 ? ' (not recorded by this file’s version)' : ''}`,
       ];
+      if (s.rawDropped > 0) lines.push(`  raw rows dropped ${formatCount(s.rawDropped)} (the rollups still count every lock)`);
+      if (s.rawFullSinceMs !== undefined) {
+        lines.push(`  raw rows stopped since ${formatTime(s.rawFullSinceMs)}: the file reached maxDatabaseBytes; rollups go on`);
+      }
       if (s.recentHours.length > 0) {
         lines.push('  samples per hour (newest first)');
         for (const h of s.recentHours) lines.push(`    ${formatTime(h.hourStartMs)}  ${formatCount(h.samples).padStart(12)}`);
@@ -31,7 +35,8 @@ export function renderStatsText(all: readonly DatabaseStats[]): string {
         lines.push('  recorders (newest first)');
         for (const r of s.recorders.slice(0, 10)) {
           lines.push(
-            `    ${printable(r.instance)}  updated ${formatTime(r.updatedMs)}  recorded ${formatCount(r.recorded)}  written ${formatCount(r.written)}  dropped ${formatCount(r.dropped)}`,
+            `    ${printable(r.instance)}  updated ${formatTime(r.updatedMs)}  recorded ${formatCount(r.recorded)}  written ${formatCount(r.written)}  dropped ${formatCount(r.dropped)}` +
+              `  raw rows ${formatCount(r.rawWritten)} (dropped ${formatCount(r.rawDropped)})`,
           );
         }
         if (s.recorders.length > 10) lines.push(`    … and ${s.recorders.length - 10} more`);
@@ -55,7 +60,15 @@ export function renderStatsJson(all: readonly DatabaseStats[]): string {
           firstMs: undefined,
           lastMs: undefined,
           recentHours: s.recentHours.map((h) => ({ hour: iso(h.hourStartMs), samples: h.samples })),
-          recorders: s.recorders.map((r) => ({ ...r, updatedAt: iso(r.updatedMs), updatedMs: undefined })),
+          rawFullSince: s.rawFullSinceMs === undefined ? null : iso(s.rawFullSinceMs),
+          rawFullSinceMs: undefined,
+          recorders: s.recorders.map((r) => ({
+            ...r,
+            updatedAt: iso(r.updatedMs),
+            updatedMs: undefined,
+            rawFullSince: r.rawFullMs === undefined ? null : iso(r.rawFullMs),
+            rawFullMs: undefined,
+          })),
         })),
       },
       null,

@@ -1,30 +1,41 @@
-import type { EncodedBatch } from '../../store/input.js';
+import type { DeltaBatch } from '../../store/input.js';
 
 /** What the recorder hands its writer thread at start. */
 export interface WriterInit {
   path: string;
   instance: string;
-  rawSampleRate: number;
   maxPatterns: number;
   busyTimeoutMs: number;
-  templates: string[];
+  /** Raw rows stop past this many bytes; 0: no limit. */
+  maxDatabaseBytes: number;
+  /** Data older than this is pruned when the file is opened and every hour after (ms); 0: kept. */
+  retainMs: number;
   shared: SharedArrayBuffer;
 }
 
 /** The recorder's own counters when it sent a batch, stored with it for `ttl-advisor stats`. */
 export interface RecorderCounters {
   recorded: number;
-  /** Dropped before reaching the writer (buffer full, invalid, closed). */
+  /** Samples dropped before reaching the writer (invalid, closed, no room). */
   droppedBeforeWriter: number;
+  /** Raw rows the budget chose that were dropped before reaching the writer. */
+  rawDroppedBeforeWriter: number;
+}
+
+/** One seal of the recorder's aggregates: a batch per instance, `samples` locks counted in their rollups. */
+export interface SealedWrite {
+  batches: DeltaBatch[];
+  samples: number;
+  rawRows: number;
 }
 
 export type ToWriter =
-  | { type: 'batch'; batch: EncodedBatch; counters: RecorderCounters }
+  | { type: 'batch'; write: SealedWrite; counters: RecorderCounters }
   /** The recorder's final counters, written last, so the file's recorder row tells the truth. */
   | { type: 'close'; timeoutMs: number; counters: RecorderCounters };
 
 export interface WriterWarning {
-  kind: 'open-failed' | 'write-failed' | 'pattern-overflow' | 'unreadable-rollup' | 'file-replaced';
+  kind: 'open-failed' | 'write-failed' | 'pattern-overflow' | 'unreadable-rollup' | 'file-replaced' | 'file-full';
   message: string;
 }
 
@@ -44,12 +55,16 @@ export const SHARED = Object.freeze({
   commit: 2,
   // Float64 slots, after the Int32 ones
   totalsOffset: 16,
-  totalSlots: 4,
+  totalSlots: 5,
+  /** Samples whose rollups are committed. */
   written: 0,
   rawWritten: 1,
+  /** Samples the writer could not write (their rollups are lost). */
   dropped: 2,
   patternOverflow: 3,
-  bytes: 16 + 4 * 8,
+  /** Raw rows the writer could not write, or left out at `maxDatabaseBytes`. */
+  rawDropped: 4,
+  bytes: 16 + 5 * 8,
 });
 
 /**

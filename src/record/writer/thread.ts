@@ -2,11 +2,10 @@
 // fsyncs, checkpoints and lock waits never run on the service's event loop.
 import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { compileTemplates, resolvePattern } from '../../keys/pattern.js';
-import type { EncodedBatch } from '../../store/input.js';
+import { pruneOlderThan } from '../../store/prune.js';
 import { openForWriting, type Db } from '../../store/schema.js';
-import { SampleWriter } from '../../store/writer.js';
-import { COMMIT, SHARED, type RecorderCounters, type ToWriter, type WriterInit, type WriterWarning } from './protocol.js';
+import { SampleWriter, type WriteResult, type WriterCounters } from '../../store/writer.js';
+import { COMMIT, SHARED, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit, type WriterWarning } from './protocol.js';
 
 /** The recorder gave up on this batch: it is counted as dropped there and must not be committed. */
 class Abandoned extends Error {}
@@ -14,7 +13,6 @@ class Abandoned extends Error {}
 const init = workerData as WriterInit;
 const flags = new Int32Array(init.shared, 0, SHARED.flagSlots);
 const totals = new Float64Array(init.shared, SHARED.totalsOffset, SHARED.totalSlots);
-const templates = compileTemplates(init.templates);
 
 // Another process holding the write lock: try again, up to the close deadline.
 const TRANSIENT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY']);
@@ -22,13 +20,15 @@ const RETRY_DELAY_MS = 25;
 
 let db: Db | undefined;
 let writer: SampleWriter | undefined;
-const queue: { batch: EncodedBatch; counters: RecorderCounters }[] = [];
+const queue: { write: SealedWrite; counters: RecorderCounters }[] = [];
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+let prunedAt = Number.NEGATIVE_INFINITY;
 let working = false;
 let closeDeadline = Number.POSITIVE_INFINITY;
 let closing: RecorderCounters | undefined;
 
 parentPort!.on('message', (message: ToWriter) => {
-  if (message.type === 'batch') queue.push({ batch: message.batch, counters: message.counters });
+  if (message.type === 'batch') queue.push({ write: message.write, counters: message.counters });
   else {
     closing = message.counters;
     closeDeadline = Date.now() + message.timeoutMs;
@@ -55,12 +55,12 @@ function work(): void {
           }, RETRY_DELAY_MS);
           return;
         }
-        const lost = queue.reduce((sum, item) => sum + item.batch.count, 0);
+        const lost = queue.reduce((sum, item) => sum + item.write.samples, 0);
         warn({
           kind: 'write-failed',
           message: `${init.path} stayed locked by another writer past the recorder's flushTimeoutMs; dropping ${lost} sample(s)`,
         });
-        drop(queue[0]!.batch.count);
+        drop(queue[0]!.write);
       }
       if (outcome === 'abandoned') continue; // the check above empties the queue
       queue.shift();
@@ -92,7 +92,7 @@ function fileReplaced(): void {
   closeDb();
 }
 
-function writeOne({ batch, counters }: { batch: EncodedBatch; counters: RecorderCounters }): 'written' | 'busy' | 'dropped' | 'abandoned' {
+function writeOne({ write, counters }: { write: SealedWrite; counters: RecorderCounters }): 'written' | 'busy' | 'dropped' | 'abandoned' {
   // SQLite keeps writing to a deleted file's inode: samples counted as written, nothing on disk.
   if (writer && !stillTheFile()) fileReplaced();
   let opening = !writer;
@@ -101,18 +101,17 @@ function writeOne({ batch, counters }: { batch: EncodedBatch; counters: Recorder
       db = openForWriting(init.path, init.busyTimeoutMs);
       const { dev, ino } = statSync(init.path);
       opened = { dev, ino };
-      writer = new SampleWriter(db, {
-        instance: init.instance,
-        rawSampleRate: init.rawSampleRate,
-        maxPatterns: init.maxPatterns,
-        patternOf: (key) => resolvePattern(key, templates),
-      });
+      writer = new SampleWriter(db, { instance: init.instance, maxPatterns: init.maxPatterns, maxDatabaseBytes: init.maxDatabaseBytes });
     }
     opening = false;
-    let result;
+    prune(db!);
+    let result: WriteResult;
     try {
-      result = writer.write(batch, countersOf(counters, batch.count), () => {
-        if (Atomics.compareExchange(flags, SHARED.commit, COMMIT.idle, COMMIT.committing) === COMMIT.abandoned) throw new Abandoned();
+      result = writer.apply(write.batches, {
+        counters: (so) => countersOf(counters, so),
+        beforeCommit: () => {
+          if (Atomics.compareExchange(flags, SHARED.commit, COMMIT.idle, COMMIT.committing) === COMMIT.abandoned) throw new Abandoned();
+        },
       });
     } catch (error) {
       if (error instanceof Abandoned) return 'abandoned';
@@ -121,11 +120,18 @@ function writeOne({ batch, counters }: { batch: EncodedBatch; counters: Recorder
     }
     if (!stillTheFile()) {
       // Deleted or replaced during this very write: these samples went into the void.
-      drop(batch.count);
+      drop(write);
       fileReplaced();
       return 'dropped';
     }
     totals[SHARED.rawWritten] = totals[SHARED.rawWritten]! + result.raw;
+    if (result.rawOverLimit > 0) {
+      totals[SHARED.rawDropped] = totals[SHARED.rawDropped]! + result.rawOverLimit;
+      warn({
+        kind: 'file-full',
+        message: `${init.path} reached maxDatabaseBytes (${init.maxDatabaseBytes} bytes): raw rows stop, rollups go on counting every lock`,
+      });
+    }
     if (result.replacedUnreadable > 0) {
       warn({
         kind: 'unreadable-rollup',
@@ -140,7 +146,7 @@ function writeOne({ batch, counters }: { batch: EncodedBatch; counters: Recorder
       });
     }
     // Last, so that the main thread never sees a batch as written before its details.
-    totals[SHARED.written] = totals[SHARED.written]! + result.written;
+    totals[SHARED.written] = totals[SHARED.written]! + write.samples;
     Atomics.store(flags, SHARED.commit, COMMIT.idle);
     Atomics.notify(flags, SHARED.commit);
     return 'written';
@@ -153,24 +159,38 @@ function writeOne({ batch, counters }: { batch: EncodedBatch; counters: Recorder
         ? { kind: 'open-failed', message: `Cannot open samples database ${init.path}: ${reason}` }
         : { kind: 'write-failed', message: `Cannot write samples to ${init.path}: ${reason}` },
     );
-    drop(batch.count);
+    drop(write);
     // The connection may be unusable (file replaced, disk gone): reopen for the next batch.
     closeDb();
     return 'dropped';
   }
 }
 
-/** The counters stored with a batch (`adding` samples about to be written) or at close. */
-function countersOf(counters: RecorderCounters, adding = 0): { recorded: number; written: number; dropped: number } {
+/** The counters stored with a batch (`adding` what it writes) or at close. */
+function countersOf(counters: RecorderCounters, adding?: { samples: number; raw: number; rawOverLimit: number }): WriterCounters {
   return {
     recorded: counters.recorded,
-    written: totals[SHARED.written]! + adding,
+    written: totals[SHARED.written]! + (adding?.samples ?? 0),
     dropped: counters.droppedBeforeWriter + totals[SHARED.dropped]!,
+    rawWritten: totals[SHARED.rawWritten]! + (adding?.raw ?? 0),
+    rawDropped: counters.rawDroppedBeforeWriter + totals[SHARED.rawDropped]! + (adding?.rawOverLimit ?? 0),
   };
 }
 
-function drop(count: number): void {
-  totals[SHARED.dropped] = totals[SHARED.dropped]! + count;
+function drop(write: SealedWrite): void {
+  totals[SHARED.dropped] = totals[SHARED.dropped]! + write.samples;
+  totals[SHARED.rawDropped] = totals[SHARED.rawDropped]! + write.rawRows;
+}
+
+/** With `retainMs`, data older than it goes when the file is opened and every hour after; a failure is reported, never fatal. */
+function prune(on: Db): void {
+  if (init.retainMs <= 0 || Date.now() - prunedAt < PRUNE_EVERY_MS) return;
+  prunedAt = Date.now();
+  try {
+    pruneOlderThan(on, init.path, Date.now() - init.retainMs);
+  } catch (error) {
+    warn({ kind: 'write-failed', message: `Cannot prune ${init.path}: ${(error as Error).message}` });
+  }
 }
 
 function warn(warning: WriterWarning): void {

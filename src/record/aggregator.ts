@@ -1,0 +1,313 @@
+import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
+import { encodeRollup } from '../store/histogram/codec.js';
+import { PagedHistogram } from '../store/histogram/paged.js';
+import { BUCKET_MS } from '../store/format.js';
+import type { DeltaBatch, FoldedRollup, RawRow } from '../store/input.js';
+import type { RollupValues } from '../store/rollup.js';
+import { truncate } from '../text.js';
+import { toMicros } from '../units.js';
+import { SAMPLE_LIMITS, isTrustedSample, refusalOf } from './check-sample.js';
+import { HourBudget, type RawBudget } from './raw-budget.js';
+import { OUTCOME_CODE, type LockSample } from './sample.js';
+import type { WarnOnce } from './warnings.js';
+
+export interface AggregatorOptions {
+  /** The recording process; samples without an `instance` belong to it. */
+  instance: string;
+  templates: readonly CompiledTemplate[];
+  /** Distinct patterns per instance; further ones are folded into `{other}`. */
+  maxPatterns: number;
+  /** Raw rows kept per pattern-hour. */
+  budget: RawBudget;
+  /** Fraction of all locks also kept as raw rows, on top of the budget. */
+  rawSampleRate: number;
+  /** Raw rows waiting for the next seal at most; further ones are dropped and counted. */
+  maxPendingRawRows: number;
+}
+
+/** What {@link Aggregator.fold} did with a sample. */
+export const FOLD = Object.freeze({ counted: 0, invalid: 1, noRoom: 2 });
+
+/** An hour's aggregate is retired this long after the hour ended, once a seal found nothing new in it. */
+const RETIRE_AFTER_MS = 2 * 60 * 1000;
+const KEY_CACHE_LIMIT = 10_000;
+
+/** A pattern of one instance, and its hours in memory (usually one: the current). */
+class Series {
+  current: PatternHour | undefined;
+  readonly hours: PatternHour[] = [];
+  constructor(
+    readonly instance: string,
+    readonly pattern: string,
+  ) {}
+}
+
+/** One (instance, pattern, hour): what its locks add up to since the last seal, and the hour's raw-row budget. */
+class PatternHour {
+  count = 0;
+  readonly outcomes = [0, 0, 0, 0, 0];
+  threw = 0;
+  holdSumUs = 0;
+  waitSumUs = 0;
+  firstTsMs = Number.POSITIVE_INFINITY;
+  lastTsMs = Number.NEGATIVE_INFINITY;
+  extended = 0;
+  extensions = 0;
+  readonly hold = new PagedHistogram();
+  readonly wait = new PagedHistogram();
+  /** The TTL most locks use, counted without a map lookup; others in `otherTtls`. */
+  ttl = -1;
+  ttlCount = 0;
+  otherTtls: Map<number, number> | undefined;
+  readonly budget: HourBudget;
+
+  constructor(
+    readonly series: Series,
+    readonly bucketStartMs: number,
+    budget: RawBudget,
+  ) {
+    this.budget = new HourBudget(budget);
+  }
+
+  /** The delta since the last seal, in the stored layout; then starts the next one. */
+  seal(): FoldedRollup {
+    const ttls = new Map(this.otherTtls);
+    if (this.ttlCount > 0) ttls.set(this.ttl, (ttls.get(this.ttl) ?? 0) + this.ttlCount);
+    const [released, expired, notAcquired, error, lost] = this.outcomes as [number, number, number, number, number];
+    const values: RollupValues = [
+      this.count, released, expired, notAcquired, error, this.threw, this.holdSumUs, this.waitSumUs,
+      this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, ttls), this.extended, this.extensions, lost,
+    ];
+    this.count = this.threw = this.holdSumUs = this.waitSumUs = this.extended = this.extensions = this.ttlCount = 0;
+    this.outcomes.fill(0);
+    this.firstTsMs = Number.POSITIVE_INFINITY;
+    this.lastTsMs = Number.NEGATIVE_INFINITY;
+    this.hold.reset();
+    this.wait.reset();
+    this.otherTtls = undefined;
+    return { pattern: this.series.pattern, bucketStartMs: this.bucketStartMs, values };
+  }
+}
+
+/**
+ * Folds samples, as they are recorded, into per-(pattern, hour) histograms and
+ * counters in the recording process, and keeps raw rows by a budget: what both
+ * `SqliteRecorder` and `RedisStreamSink` send is the result of {@link seal},
+ * so their statistics never depend on a writer or Redis keeping up. A fold is
+ * O(1) and allocates nothing in the steady state (a raw row kept allocates it).
+ * Memory: one aggregate per active pattern-hour, and the raw rows waiting.
+ */
+export class Aggregator {
+  /** Samples folded since the last seal. */
+  unsealed = 0;
+  /** Raw rows the budget chose that found no room while waiting for a seal. */
+  rawDropped = 0;
+  /** Samples folded into `{other}` because `maxPatterns` was reached. */
+  patternOverflow = 0;
+  /** Why the last refused sample was refused. */
+  lastRefusal = '';
+
+  private readonly byKey = new Map<string, Series>();
+  private readonly byPattern = new Map<string, Series>();
+  private readonly byInstance = new Map<string, Map<string, Series>>();
+  private readonly patterns = new Map<string, Set<string>>();
+  private readonly hours = new Set<PatternHour>();
+  private readonly maxHours: number;
+  private pendingRaw: RawRow[] = [];
+  private pendingRawInstance: string[] = [];
+
+  constructor(private readonly options: AggregatorOptions) {
+    // Each pattern's current hour, the one before, and room for stragglers.
+    this.maxHours = options.maxPatterns * 3 + 64;
+  }
+
+  /** Folds one sample; returns a {@link FOLD} code. Never throws on a hostile sample (a throwing getter is the caller's to catch). */
+  fold(sample: LockSample): number {
+    const { key, at, holdMs, waitMs, ttlMs, attempts, outcome, threw, pattern, instance, extensions } = sample;
+    if (!isTrustedSample(sample)) {
+      const refusal = refusalOf(key, at, holdMs, waitMs, ttlMs, attempts, outcome, pattern, instance, extensions);
+      if (refusal !== undefined) {
+        this.lastRefusal = refusal;
+        return FOLD.invalid;
+      }
+    }
+    const series = this.seriesOf(key, pattern, instance);
+    const tsMs = Math.round(at);
+    const bucket = tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
+    let hour = series.current;
+    if (hour === undefined || hour.bucketStartMs !== bucket) {
+      hour = this.hourOf(series, bucket);
+      if (hour === undefined) {
+        this.lastRefusal = `more than ${this.maxHours} (pattern, hour) aggregates in memory`;
+        return FOLD.noRoom;
+      }
+    }
+    const holdUs = holdMs === undefined || holdMs === null ? -1 : toMicros(holdMs);
+    const waitUs = waitMs === undefined || waitMs === null ? 0 : toMicros(waitMs);
+    const code = OUTCOME_CODE[outcome];
+    const ttl = Math.round(ttlMs);
+    const extended = extensions === undefined || extensions === null ? 0 : Math.round(extensions);
+    hour.count++;
+    hour.outcomes[code]!++;
+    if (threw === true) hour.threw++;
+    if (holdUs >= 0) {
+      hour.holdSumUs += holdUs;
+      hour.hold.record(holdUs);
+    }
+    hour.waitSumUs += waitUs;
+    hour.wait.record(waitUs);
+    if (tsMs < hour.firstTsMs) hour.firstTsMs = tsMs;
+    if (tsMs > hour.lastTsMs) hour.lastTsMs = tsMs;
+    if (extended > 0) {
+      hour.extended++;
+      hour.extensions += extended;
+    }
+    if (ttl === hour.ttl) hour.ttlCount++;
+    else if (hour.ttlCount === 0) {
+      hour.ttl = ttl;
+      hour.ttlCount = 1;
+    } else {
+      const other = (hour.otherTtls ??= new Map());
+      other.set(ttl, (other.get(ttl) ?? 0) + 1);
+    }
+    this.unsealed++;
+
+    // The raw-row budget: every failure (up to a cap), each hold entering the hour's slowest, a uniform sample.
+    const budget = hour.budget;
+    const failed = code !== 0 || threw === true;
+    let keep = failed && budget.takeFailed();
+    if (budget.takeSlow(holdUs)) keep = true;
+    const rate = this.options.rawSampleRate;
+    if (!keep && rate > 0 && (rate >= 1 || Math.random() < rate)) keep = true;
+    const slot = budget.pickUniform();
+    if (keep || slot >= 0) {
+      const flags = (code === 4 ? 1 : code) | ((threw === true ? 1 : 0) << 2) | (Math.round(attempts ?? 1) * 8);
+      const row: RawRow = [tsMs, key, series.pattern, holdUs, waitUs, ttl, flags, extended, code === 4 ? 1 : 0];
+      if (keep) this.pushRaw(row, series.instance);
+      if (slot >= 0) {
+        budget.reservoir[slot] = row;
+        budget.reservoirWritten[slot] = keep;
+      }
+    }
+    return FOLD.counted;
+  }
+
+  /**
+   * Takes what was folded since the last seal: one batch per instance with a
+   * delta per pattern-hour that saw locks, and the raw rows kept. Hours that
+   * ended a while ago are retired, adding their uniform sample; `final` retires
+   * every hour (at close).
+   */
+  seal(nowMs: number, final = false): { batches: DeltaBatch[]; samples: number } {
+    const byInstance = new Map<string, DeltaBatch>();
+    const batchOf = (instance: string) => {
+      let batch = byInstance.get(instance);
+      if (!batch) byInstance.set(instance, (batch = { instance, rollups: [], raw: [] }));
+      return batch;
+    };
+    for (const hour of this.hours) {
+      const touched = hour.count > 0;
+      if (touched) batchOf(hour.series.instance).rollups.push(hour.seal());
+      if (final || (!touched && hour.bucketStartMs + BUCKET_MS + RETIRE_AFTER_MS <= nowMs)) this.retire(hour, batchOf);
+    }
+    const raw = this.pendingRaw;
+    const instances = this.pendingRawInstance;
+    for (let i = 0; i < raw.length; i++) batchOf(instances[i]!).raw.push(raw[i]!);
+    this.pendingRaw = [];
+    this.pendingRawInstance = [];
+    const samples = this.unsealed;
+    this.unsealed = 0;
+    return { batches: [...byInstance.values()], samples };
+  }
+
+  /** Reports (once per kind) the limits reached so far: the pattern cap, raw rows without room. */
+  reportLimits(warnings: WarnOnce): void {
+    if (this.patternOverflow > 0) {
+      warnings.warn('pattern-overflow', `More than ${this.options.maxPatterns} key patterns; further ones are recorded as ${OVERFLOW_PATTERN}`);
+    }
+    if (this.rawDropped > 0) {
+      warnings.warn(
+        'buffer-full',
+        `Raw rows found no room while waiting to be written (maxPendingRawRows ${this.options.maxPendingRawRows}); dropping raw rows — the rollups still count every lock`,
+      );
+    }
+  }
+
+  /** Raw rows waiting for the next seal. */
+  get pendingRawRows(): number {
+    return this.pendingRaw.length;
+  }
+
+  private retire(hour: PatternHour, batchOf: (instance: string) => DeltaBatch): void {
+    const { reservoir, reservoirWritten } = hour.budget;
+    for (let i = 0; i < reservoir.length; i++) if (!reservoirWritten[i]) batchOf(hour.series.instance).raw.push(reservoir[i]!);
+    this.hours.delete(hour);
+    const series = hour.series;
+    series.hours.splice(series.hours.indexOf(hour), 1);
+    if (series.current === hour) series.current = series.hours.at(-1);
+  }
+
+  private pushRaw(row: RawRow, instance: string): void {
+    if (this.pendingRaw.length >= this.options.maxPendingRawRows) {
+      this.rawDropped++;
+      return;
+    }
+    this.pendingRaw.push(row);
+    this.pendingRawInstance.push(instance);
+  }
+
+  private hourOf(series: Series, bucket: number): PatternHour | undefined {
+    let hour = series.hours.find((h) => h.bucketStartMs === bucket);
+    if (!hour) {
+      if (this.hours.size >= this.maxHours) return undefined;
+      hour = new PatternHour(series, bucket, this.options.budget);
+      series.hours.push(hour);
+      this.hours.add(hour);
+    }
+    if (!series.current || bucket >= series.current.bucketStartMs) series.current = hour;
+    return hour;
+  }
+
+  /** The series a sample belongs to: cached per key (derived pattern), per explicit pattern, or per foreign instance. */
+  private seriesOf(key: string, explicit: string | undefined | null, instance: string | undefined | null): Series {
+    const own = instance === undefined || instance === null || instance === '' || instance === this.options.instance;
+    if (own && (explicit === undefined || explicit === null || explicit === '')) {
+      let series = this.byKey.get(key);
+      if (series === undefined) {
+        series = this.seriesFor(this.options.instance, resolvePattern(key, this.options.templates), this.byPattern);
+        if (this.byKey.size >= KEY_CACHE_LIMIT) this.byKey.clear();
+        this.byKey.set(key, series);
+      } else if (series.pattern === OVERFLOW_PATTERN) this.patternOverflow++;
+      return series;
+    }
+    const name = own ? this.options.instance : truncate(instance, SAMPLE_LIMITS.maxInstanceLength);
+    let map = own ? this.byPattern : this.byInstance.get(name);
+    if (!map) this.byInstance.set(name, (map = new Map()));
+    const pattern = explicit === undefined || explicit === null || explicit === '' ? resolvePattern(key, this.options.templates) : explicit;
+    const known = map.get(pattern);
+    if (known !== undefined) {
+      if (known.pattern === OVERFLOW_PATTERN && pattern !== OVERFLOW_PATTERN) this.patternOverflow++;
+      return known;
+    }
+    return this.seriesFor(name, pattern, map);
+  }
+
+  /** The series of (instance, pattern), created on first use; past `maxPatterns` patterns per instance, `{other}`'s. */
+  private seriesFor(instance: string, rawPattern: string, map: Map<string, Series>): Series {
+    const existing = map.get(rawPattern);
+    if (existing) return existing;
+    // An explicit pattern is capped like a derived one: a 1 MB pattern made a 4.4 MB report.
+    let pattern = truncate(rawPattern, MAX_PATTERN_LENGTH);
+    let names = this.patterns.get(instance);
+    if (!names) this.patterns.set(instance, (names = new Set()));
+    if (!names.has(pattern) && names.size >= this.options.maxPatterns) {
+      this.patternOverflow++;
+      pattern = OVERFLOW_PATTERN;
+    }
+    names.add(pattern);
+    let series = map.get(pattern);
+    if (!series) map.set(pattern, (series = new Series(instance, pattern)));
+    map.set(rawPattern, series);
+    return series;
+  }
+}
