@@ -1,13 +1,11 @@
 import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
-import { encodeRollup } from '../store/histogram/codec.js';
-import { PagedHistogram } from '../store/histogram/paged.js';
 import { BUCKET_MS } from '../store/format.js';
-import type { DeltaBatch, FoldedRollup, RawRow } from '../store/input.js';
-import type { RollupValues } from '../store/rollup.js';
+import type { DeltaBatch, RawRow } from '../store/input.js';
 import { truncate } from '../text.js';
 import { toMicros } from '../units.js';
 import { SAMPLE_LIMITS, isTrustedSample, refusalOf } from './check-sample.js';
-import { HourBudget, type RawBudget } from './raw-budget.js';
+import { PatternHour, Series } from './pattern-hour.js';
+import type { RawBudget } from './raw-budget.js';
 import { OUTCOME_CODE, type LockSample } from './sample.js';
 import type { WarnOnce } from './warnings.js';
 
@@ -31,63 +29,8 @@ export const FOLD = Object.freeze({ counted: 0, invalid: 1, noRoom: 2 });
 /** An hour's aggregate is retired this long after the hour ended, once a seal found nothing new in it. */
 const RETIRE_AFTER_MS = 2 * 60 * 1000;
 const KEY_CACHE_LIMIT = 10_000;
-
-/** A pattern of one instance, and its hours in memory (usually one: the current). */
-class Series {
-  current: PatternHour | undefined;
-  readonly hours: PatternHour[] = [];
-  constructor(
-    readonly instance: string,
-    readonly pattern: string,
-  ) {}
-}
-
-/** One (instance, pattern, hour): what its locks add up to since the last seal, and the hour's raw-row budget. */
-class PatternHour {
-  count = 0;
-  readonly outcomes = [0, 0, 0, 0, 0];
-  threw = 0;
-  holdSumUs = 0;
-  waitSumUs = 0;
-  firstTsMs = Number.POSITIVE_INFINITY;
-  lastTsMs = Number.NEGATIVE_INFINITY;
-  extended = 0;
-  extensions = 0;
-  readonly hold = new PagedHistogram();
-  readonly wait = new PagedHistogram();
-  /** The TTL most locks use, counted without a map lookup; others in `otherTtls`. */
-  ttl = -1;
-  ttlCount = 0;
-  otherTtls: Map<number, number> | undefined;
-  readonly budget: HourBudget;
-
-  constructor(
-    readonly series: Series,
-    readonly bucketStartMs: number,
-    budget: RawBudget,
-  ) {
-    this.budget = new HourBudget(budget);
-  }
-
-  /** The delta since the last seal, in the stored layout; then starts the next one. */
-  seal(): FoldedRollup {
-    const ttls = new Map(this.otherTtls);
-    if (this.ttlCount > 0) ttls.set(this.ttl, (ttls.get(this.ttl) ?? 0) + this.ttlCount);
-    const [released, expired, notAcquired, error, lost] = this.outcomes as [number, number, number, number, number];
-    const values: RollupValues = [
-      this.count, released, expired, notAcquired, error, this.threw, this.holdSumUs, this.waitSumUs,
-      this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, ttls), this.extended, this.extensions, lost,
-    ];
-    this.count = this.threw = this.holdSumUs = this.waitSumUs = this.extended = this.extensions = this.ttlCount = 0;
-    this.outcomes.fill(0);
-    this.firstTsMs = Number.POSITIVE_INFINITY;
-    this.lastTsMs = Number.NEGATIVE_INFINITY;
-    this.hold.reset();
-    this.wait.reset();
-    this.otherTtls = undefined;
-    return { pattern: this.series.pattern, bucketStartMs: this.bucketStartMs, values };
-  }
-}
+/** `:` `/` `_` `.` `#` `|` `=` `@`: separators before a decimal id (see `byIdPrefix`). */
+const ID_SEPARATORS = new Set([58, 47, 95, 46, 35, 124, 61, 64]);
 
 /**
  * Folds samples, as they are recorded, into per-(pattern, hour) histograms and
@@ -108,6 +51,7 @@ export class Aggregator {
   lastRefusal = '';
 
   private readonly byKey = new Map<string, Series>();
+  private readonly byPrefix = new Map<string, Series>();
   private readonly byPattern = new Map<string, Series>();
   private readonly byInstance = new Map<string, Map<string, Series>>();
   private readonly patterns = new Map<string, Set<string>>();
@@ -274,7 +218,7 @@ export class Aggregator {
     if (own && (explicit === undefined || explicit === null || explicit === '')) {
       let series = this.byKey.get(key);
       if (series === undefined) {
-        series = this.seriesFor(this.options.instance, resolvePattern(key, this.options.templates), this.byPattern);
+        series = this.byIdPrefix(key) ?? this.seriesFor(this.options.instance, resolvePattern(key, this.options.templates), this.byPattern);
         if (this.byKey.size >= KEY_CACHE_LIMIT) this.byKey.clear();
         this.byKey.set(key, series);
       } else if (series.pattern === OVERFLOW_PATTERN) this.patternOverflow++;
@@ -290,6 +234,29 @@ export class Aggregator {
       return known;
     }
     return this.seriesFor(name, pattern, map);
+  }
+
+  /**
+   * Keys that are a prefix ending in a separator, then a decimal id
+   * (`order:lock:product:123`), share their pattern with every other id after
+   * that prefix: the heuristics turn a digits-only token into `{id}`, and a
+   * separator other than `-` cannot be part of a UUID. So millions of distinct
+   * ids cost one map lookup by prefix, not a pattern derivation each. Templates
+   * may name literal ids, so with templates every key is derived.
+   */
+  private byIdPrefix(key: string): Series | undefined {
+    if (this.options.templates.length > 0) return undefined;
+    let i = key.length;
+    while (i > 0 && key.charCodeAt(i - 1) >= 48 && key.charCodeAt(i - 1) <= 57) i--;
+    if (i === key.length || i === 0 || !ID_SEPARATORS.has(key.charCodeAt(i - 1))) return undefined;
+    const prefix = key.slice(0, i);
+    let series = this.byPrefix.get(prefix);
+    if (series === undefined) {
+      series = this.seriesFor(this.options.instance, resolvePattern(`${prefix}0`, this.options.templates), this.byPattern);
+      if (this.byPrefix.size >= KEY_CACHE_LIMIT) this.byPrefix.clear();
+      this.byPrefix.set(prefix, series);
+    }
+    return series;
   }
 
   /** The series of (instance, pattern), created on first use; past `maxPatterns` patterns per instance, `{other}`'s. */

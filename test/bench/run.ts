@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../helpers/redis-server.js';
 import { benchLockOverhead } from './lock-overhead.js';
-import { benchRecorderIngest } from './recorder-ingest.js';
+import { benchFootprint, benchRecorderIngest } from './recorder-ingest.js';
 import { benchReport } from './report.js';
 import { benchCollector, benchFleetReport } from './fleet.js';
 import { log } from './stats.js';
@@ -33,6 +33,7 @@ try {
     }
   }
   if (wanted('ingest')) results.recorderIngest = await benchRecorderIngest(dir);
+  if (wanted('footprint')) results.footprint = await benchFootprint(dir);
   if (wanted('report')) results.report = await benchReport(dir);
   if (wanted('fleet')) results.fleetReport = await benchFleetReport(dir);
   if (wanted('collect')) results.collector = await benchCollector(dir);
