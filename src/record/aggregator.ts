@@ -5,7 +5,7 @@ import { truncate } from '../text.js';
 import { toMicros } from '../units.js';
 import { SAMPLE_LIMITS, isTrustedSample, refusalOf } from './check-sample.js';
 import { PatternHour, Series } from './pattern-hour.js';
-import type { RawBudget } from './raw-budget.js';
+import { markWritten, type RawBudget } from './raw-budget.js';
 import { OUTCOME_CODE, type LockSample } from './sample.js';
 import type { WarnOnce } from './warnings.js';
 
@@ -75,7 +75,9 @@ export class Aggregator {
         return FOLD.invalid;
       }
     }
-    const series = this.seriesOf(key, pattern, instance);
+    // The common case inline: a key of this process without an explicit pattern, seen before.
+    let series = pattern === undefined && instance === undefined ? this.byKey.get(key) : undefined;
+    if (series === undefined || series.pattern === OVERFLOW_PATTERN) series = this.seriesOf(key, pattern, instance);
     const tsMs = Math.round(at);
     const bucket = tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
     let hour = series.current;
@@ -116,22 +118,21 @@ export class Aggregator {
     }
     this.unsealed++;
 
-    // The raw-row budget: every failure (up to a cap), each hold entering the hour's slowest, a uniform sample.
+    // The raw-row budget: every failure (up to a cap) now; the hour's slowest and a uniform sample when it ends.
     const budget = hour.budget;
-    const failed = code !== 0 || threw === true;
-    let keep = failed && budget.takeFailed();
-    if (budget.takeSlow(holdUs)) keep = true;
     const rate = this.options.rawSampleRate;
-    if (!keep && rate > 0 && (rate >= 1 || Math.random() < rate)) keep = true;
+    const keep = ((code !== 0 || threw === true) && budget.takeFailed()) || (rate > 0 && (rate >= 1 || Math.random() < rate));
+    const slow = budget.isSlow(holdUs);
     const slot = budget.pickUniform();
-    if (keep || slot >= 0) {
+    if (keep || slow || slot >= 0) {
       const flags = (code === 4 ? 1 : code) | ((threw === true ? 1 : 0) << 2) | (Math.round(attempts ?? 1) * 8);
       const row: RawRow = [tsMs, key, series.pattern, holdUs, waitUs, ttl, flags, extended, code === 4 ? 1 : 0];
-      if (keep) this.pushRaw(row, series.instance);
-      if (slot >= 0) {
-        budget.reservoir[slot] = row;
-        budget.reservoirWritten[slot] = keep;
+      if (keep) {
+        markWritten(row);
+        this.pushRaw(row, series.instance);
       }
+      if (slow) budget.addSlow(holdUs, row);
+      if (slot >= 0) budget.putUniform(slot, row);
     }
     return FOLD.counted;
   }
@@ -183,8 +184,11 @@ export class Aggregator {
   }
 
   private retire(hour: PatternHour, batchOf: (instance: string) => DeltaBatch): void {
-    const { reservoir, reservoirWritten } = hour.budget;
-    for (let i = 0; i < reservoir.length; i++) if (!reservoirWritten[i]) batchOf(hour.series.instance).raw.push(reservoir[i]!);
+    const rows = hour.budget.rowsAtEnd();
+    if (rows.length > 0) {
+      const raw = batchOf(hour.series.instance).raw;
+      for (const row of rows) raw.push(row);
+    }
     this.hours.delete(hour);
     const series = hour.series;
     series.hours.splice(series.hours.indexOf(hour), 1);

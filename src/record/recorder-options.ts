@@ -11,7 +11,7 @@ import type { RecorderWarning } from './warnings.js';
 export interface RawRowOptions {
   /** Failed locks (expired, lost, not acquired, error, or the section threw) kept as raw rows per pattern-hour. @default 1000 */
   rawFailedPerHour?: number;
-  /** The slowest holds kept per pattern-hour: each hold that enters the hour's slowest this-many is written. @default 10 */
+  /** The slowest holds kept per pattern-hour, written when the hour ends (and at close). @default 10 */
   rawSlowestPerHour?: number;
   /** A uniform random sample kept per pattern-hour, written when the hour ends (and at close). @default 50 */
   rawUniformPerHour?: number;
