@@ -1,5 +1,7 @@
-// The benchmarks measure the built package (dist/, which `npm run bench` builds first),
-// as services run it, not the TypeScript sources through tsx's loader.
+// The benchmarks measure the built package (dist/, which `npm run bench` builds first), as
+// services run it: `npm run bench` bundles the benchmark code itself with esbuild and runs it
+// with plain node, because a TypeScript loader hooked into the process (tsx) transforms every
+// module it loads, dist/ too, and its module-binding getters cost more than the code measured.
 import type * as Lib from '../../src/index.js';
 
 const url = new URL('../../dist/index.js', import.meta.url).href;
