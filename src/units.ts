@@ -25,11 +25,25 @@ export function toMicros(ms: unknown): number {
 
 /** Milliseconds for people: `850 µs`, `12.3 ms`, `4.2 s`, `3 min`. */
 export function formatMs(ms: number): string {
-  if (ms < 1) return `${Math.round(ms * 1000)} µs`;
+  if (ms < 1) return `${below(ms * 1000, 1000, 0)} µs`;
   if (ms < 100) return `${Number(ms.toFixed(1))} ms`;
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < MINUTE_MS) return `${Number((ms / 1000).toFixed(2))} s`;
+  if (ms < 1000) return `${below(ms, 1000, 0)} ms`;
+  if (ms < MINUTE_MS) return `${below(ms / 1000, 60, 2)} s`;
   return `${Number((ms / MINUTE_MS).toFixed(1))} min`;
+}
+
+/**
+ * `value` rounded to `digits`, unless rounding reaches `limit`, where the next
+ * unit starts: then with one more digit (cut, if rounding that reaches the limit
+ * too), so that 999.774 ms reads "999.8 ms" and never "1000 ms", which is a second.
+ */
+function below(value: number, limit: number, digits: number): string {
+  for (const d of [digits, digits + 1]) {
+    const rounded = value.toFixed(d);
+    if (Number(rounded) < limit) return d === digits ? String(Number(rounded)) : rounded;
+  }
+  const scale = 10 ** (digits + 1);
+  return (Math.floor(value * scale) / scale).toFixed(digits + 1);
 }
 
 /** A duration in hours or minutes: `48.0 h`, `35 min`. */

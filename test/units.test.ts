@@ -9,6 +9,11 @@ describe('units', () => {
     [5402.6, '5.4 s'],
     [16_300, '16.3 s'],
     [300_000, '5 min'],
+    // Rounding never reads as the next unit: 999.774 ms is not "1000 ms" (a second).
+    [999.774, '999.8 ms'],
+    [999.96, '999.9 ms'],
+    [0.9996, '999.6 µs'],
+    [59_999.7, '59.999 s'],
   ])('formatMs(%d) = %s', (ms, text) => {
     expect(formatMs(ms)).toBe(text);
   });

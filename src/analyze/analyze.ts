@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
-import { DAY_MS, formatSpan } from '../units.js';
+import { basename, isAbsolute, relative, resolve } from 'node:path';
+import { DAY_MS, formatCount, formatSpan, formatTime } from '../units.js';
 import { RollupReader } from './read-rollups.js';
 import { resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
 import { summarize, type PatternAnalysis } from './summarize.js';
@@ -23,7 +24,10 @@ export interface Analysis {
   window: { fromMs: number; toMs: number };
   requested: { sinceMs: number | undefined; untilMs: number | undefined };
   policy: RecommendationPolicy;
+  /** The databases read, as they may be shown: relative to the working directory, or the file name alone outside it. */
   sources: string[];
+  /** When no pattern matched: what the databases hold in all, whatever the window and patterns asked for. */
+  held?: { samples: number; firstMs: number | undefined; lastMs: number | undefined };
   /** Worst verdict first, then by sample count. */
   patterns: PatternAnalysis[];
   warnings: string[];
@@ -49,6 +53,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
   const reader = new RollupReader(dbPaths, { sinceMs, untilMs, patterns: options.patterns ?? [] });
   const patterns: PatternAnalysis[] = [];
   const unreadable = new Map<string, number>();
+  let held: Analysis['held'];
   try {
     for (const name of reader.patternNames()) {
       const rows = reader.rowsOf(name);
@@ -57,6 +62,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
       if (summary.unreadableRows > 0) unreadable.set(name, summary.unreadableRows);
       if (summary.unreadableRows < rows.length) patterns.push(summary);
     }
+    if (patterns.length === 0) held = reader.held();
   } finally {
     reader.close();
   }
@@ -73,7 +79,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     const names = [...unreadable.keys()];
     warnings.push(`${rows} rollup row(s) could not be read (a damaged file?) and were left out: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}.`);
   }
-  if (patterns.length === 0) warnings.push('No samples in the window yet: wrap your locks with a recorder and come back after a day or two.');
+  if (held) warnings.push(nothingMatched(held));
   else if (toMs - fromMs < DAY_MS) {
     warnings.push(
       `The samples span ${formatSpan(toMs - fromMs)}, less than 24 h: daily peaks may be missing, so p99 may be too low.`,
@@ -84,8 +90,23 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     window: { fromMs, toMs },
     requested: { sinceMs, untilMs },
     policy,
-    sources: [...dbPaths],
+    sources: dbPaths.map(displayPath),
+    ...(held ? { held } : {}),
     patterns,
     warnings,
   };
+}
+
+/** Why there is nothing to report: nothing recorded yet, or nothing in the window and patterns asked for. */
+export function nothingMatched(held: NonNullable<Analysis['held']>): string {
+  if (held.samples === 0 || held.firstMs === undefined || held.lastMs === undefined) {
+    return 'No samples yet: wrap your locks with a recorder and come back after a day or two.';
+  }
+  return `No samples in the window and patterns asked for: the database holds ${formatCount(held.samples)} samples from ${formatTime(held.firstMs)} to ${formatTime(held.lastMs)}.`;
+}
+
+/** A path as reports may show it: they travel (into pull requests), local directories should not. */
+function displayPath(path: string): string {
+  const inside = relative(process.cwd(), resolve(path));
+  return inside === '' || inside.startsWith('..') || isAbsolute(inside) ? basename(path) : inside;
 }

@@ -109,6 +109,24 @@ export class RollupReader {
     return rows;
   }
 
+  /** What the databases hold in all, whatever the window and patterns asked for. */
+  held(): { samples: number; firstMs: number | undefined; lastMs: number | undefined } {
+    let samples = 0;
+    let firstMs: number | undefined;
+    let lastMs: number | undefined;
+    for (const db of this.dbs) {
+      const row = db.prepare('SELECT sum(count) AS n, min(first_ts_ms) AS first, max(last_ts_ms) AS last FROM rollups').get() as {
+        n: number | null;
+        first: number | null;
+        last: number | null;
+      };
+      samples += row.n ?? 0;
+      if (row.first !== null && (firstMs === undefined || row.first < firstMs)) firstMs = row.first;
+      if (row.last !== null && (lastMs === undefined || row.last > lastMs)) lastMs = row.last;
+    }
+    return { samples, firstMs, lastMs };
+  }
+
   close(): void {
     for (const db of this.dbs) db.close();
     this.dbs.length = 0;

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/format.js';
@@ -89,18 +89,29 @@ describe('ttl-advisor report', () => {
     await runCli(['report', '--db', join(dir, 'fleet-*.db'), '--out', out2, '--format', 'json']);
     const r1 = JSON.parse(readFileSync(join(out1, 'ttl-report.json'), 'utf8'));
     const r2 = JSON.parse(readFileSync(join(out2, 'ttl-report.json'), 'utf8'));
-    expect(r1.sources).toEqual([a, b]);
-    expect(r2.sources).toEqual([a, b]);
+    // Reports travel into pull requests: no local directories in them.
+    expect(r1.sources).toEqual([basename(a), basename(b)]);
+    expect(r2.sources).toEqual(r1.sources);
     expect(r2.patterns).toEqual(r1.patterns);
   });
 
   it('an empty database: a report that says there is nothing yet, exit 0', async () => {
     const empty = buildDb(dir, 'empty.db', { hours: 0 });
     const out = outDir();
-    const { code, stdout } = await runCli(['report', '--db', empty, '--out', out]);
+    const { code, stderr } = await runCli(['report', '--db', empty, '--out', out]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/No samples/);
+    expect(stderr).toMatch(/warning: No samples yet: wrap your locks with a recorder/);
     expect(readFileSync(join(out, 'ttl-report.html'), 'utf8')).toMatch(/No samples in this window yet/);
+  });
+
+  it('a window that misses the data leaves the earlier reports as they were', async () => {
+    const out = outDir();
+    expect((await runCli(['report', '--db', demo, '--out', out])).code).toBe(0);
+    const before = readFileSync(join(out, 'ttl-report.html'), 'utf8');
+    const { code, stderr } = await runCli(['report', '--db', demo, '--out', out, '--since', '2030-01-01']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/the database holds/);
+    expect(readFileSync(join(out, 'ttl-report.html'), 'utf8')).toBe(before);
   });
 
   describe('bad input: one clear line on stderr, exit 2, nothing written', () => {
@@ -122,6 +133,8 @@ describe('ttl-advisor report', () => {
       ['an unknown format', ['--db', demo, '--format', 'pdf'], /Expected a comma-separated list of html, md, json/],
       ['an unknown flag', ['--db', demo, '--bogus'], /unknown option '--bogus'/],
       ['a glob matching nothing', ['--db', join(dir, 'nothing-*.db')], /No samples database matches/],
+      ['a window with no samples', ['--db', demo, '--since', '2030-01-01'], /No samples in the window and patterns asked for: the database holds [\d,]+ samples from \d{4}-.* UTC to \d{4}-.* UTC/],
+      ['a pattern matching nothing', ['--db', demo, '--pattern', 'nothing:*'], /No samples in the window and patterns asked for: the database holds [\d,]+ samples/],
     ])('%s', async (_name, args, message) => {
       const out = outDir();
       const { code, stdout, stderr } = await runCli(['report', ...args, '--out', out]);
