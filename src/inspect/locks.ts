@@ -1,4 +1,5 @@
 import { patternOf } from '../keys/pattern.js';
+import { parseToken } from '../token.js';
 import {
   isIoredisCluster,
   isNodeRedisCluster,
@@ -14,6 +15,10 @@ export interface LiveLock {
   pattern: string;
   /** The holder's token (the key's value). */
   token: string;
+  /** Who holds it, when the token is one of this package's locks' (see `token.ts`). */
+  holder?: string;
+  /** When its holder started acquiring it (epoch ms, the holder's clock), for our locks' tokens. */
+  acquiredAtMs?: number;
   /** The key's bytes, base64, when they are not valid UTF-8 (`key` then shows the odd bytes as `\\x..`). */
   keyBase64?: string;
   /** PTTL: milliseconds until the lock expires. */
@@ -73,7 +78,13 @@ export async function listLocks(redis: RedisCommandClient, options: ListLocksOpt
           return;
         }
         const key = decodeBytes(bytes);
-        const lock: LiveLock = { key, pattern: patternOf(key), token: decodeBytes(value), remainingMs: pttl };
+        const token = decodeBytes(value);
+        const lock: LiveLock = { key, pattern: patternOf(key), token, remainingMs: pttl };
+        const ours = parseToken(token);
+        if (ours) {
+          lock.holder = ours.holder;
+          lock.acquiredAtMs = ours.acquiredAtMs;
+        }
         if (!isUtf8(bytes)) lock.keyBase64 = bytes.toString('base64');
         locks.push(lock);
       });

@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { MAX_PATTERN_LENGTH } from '../keys/pattern.js';
 import { truncate } from '../text.js';
+import { defaultInstanceId, encodeHolder } from '../token.js';
 import { MAX_TTL_MS } from '../units.js';
 import type { LockSample, SampleRecorder } from '../record/sample.js';
 
@@ -55,6 +56,11 @@ export interface LockOptions {
   recorder?: SampleRecorder | readonly SampleRecorder[];
   /** The key pattern to record under, overriding the recorder's templates and heuristics. */
   pattern?: string;
+  /**
+   * Names this process in the lock's token (with the acquire time), so that
+   * `ttl-advisor locks` shows who holds a lock and since when. @default `${hostname}:${pid}`
+   */
+  holder?: string;
   /** Draw a fencing token (a counter per key, +1 per acquisition) atomically with the lock. @default false */
   fencing?: boolean;
   /** Called when release finds the lock expired or taken over: the TTL was too short. */
@@ -109,6 +115,8 @@ export interface ResolvedLockOptions {
   commandTimeoutMs: number;
   recorder: SampleRecorder | undefined;
   pattern: string | undefined;
+  /** The holder, encoded for the token. */
+  holder: string;
   fencing: boolean;
   onLockLost: ((event: LockLostEvent) => void) | undefined;
   throwOnLockLost: boolean;
@@ -159,6 +167,7 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
     recorder,
     // Capped here, once per lock, as recorders cap any explicit pattern: the lock's samples skip their check.
     pattern: pattern === undefined ? undefined : truncate(pattern, MAX_PATTERN_LENGTH),
+    holder: holderOption(options.holder),
     fencing: options.fencing ?? LOCK_DEFAULTS.fencing,
     onLockLost: onLockLost && ((event) => {
       try {
@@ -233,4 +242,17 @@ function combine(recorder: SampleRecorder | readonly SampleRecorder[]): SampleRe
     combined.set(list, tee);
   }
   return tee;
+}
+
+// Encoded once: options are resolved per lock, and the holder rarely changes.
+let defaultHolder: string | undefined;
+let lastHolder: [string, string] | undefined;
+
+function holderOption(holder: unknown): string {
+  if (holder === undefined) return (defaultHolder ??= encodeHolder(defaultInstanceId()));
+  if (typeof holder !== 'string' || holder === '' || holder.length > 200) {
+    throw new ConfigError(`Expected \`holder\` to be a string of 1 to 200 characters, got \`${String(holder)}\``);
+  }
+  if (lastHolder?.[0] !== holder) lastHolder = [holder, encodeHolder(holder)];
+  return lastHolder[1];
 }

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { CommandTimeoutError, sleep, withDeadline } from '../deadline.js';
+import { newToken } from '../token.js';
 import { LockLostError, LockNotAcquiredError, LockRedisError, TtlAdvisorError, type LockLossKind } from '../errors.js';
 import type { LockSample, Outcome } from '../record/sample.js';
 import { AutoExtender } from './auto-extend.js';
@@ -128,7 +128,8 @@ export class RedisLock {
     const o = this.options;
     this.state = 'acquiring';
     this.generation++;
-    this.tokenValue = randomUUID();
+    this.startedAtMs = Date.now();
+    this.tokenValue = newToken(o.holder, this.startedAtMs);
     this.fence = undefined;
     this.attempts = 0;
     this.extensions = 0;
@@ -136,7 +137,6 @@ export class RedisLock {
     this.lost = undefined;
     this.abort = undefined;
     this.releasedHeldMs = 0;
-    this.startedAtMs = Date.now();
     this.startPerf = performance.now();
     const deadline = this.startPerf + o.acquireTimeoutMs;
 

@@ -1,5 +1,3 @@
-import { hostname } from 'node:os';
-
 /**
  * How one lock acquisition ended.
  * - `released`: the lock was won, the critical section ran, and we released our own token.
@@ -75,7 +73,4 @@ export interface SampleRecorder {
   record(sample: LockSample): void;
 }
 
-/** How a process names itself in the data when not told otherwise: `host:pid`. */
-export function defaultInstanceId(): string {
-  return `${hostname()}:${process.pid}`;
-}
+export { defaultInstanceId } from '../token.js';

@@ -1,6 +1,8 @@
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listLocks } from '../../src/index.js';
+import { RedisLock, listLocks } from '../../src/index.js';
 import { runCli } from '../helpers/cli.js';
 import { CLIENT_KINDS, connectClient } from '../helpers/clients.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -57,8 +59,9 @@ describe('ttl-advisor locks', () => {
   it('the CLI takes the URL from --redis or REDIS_URL and never prints a password', async () => {
     const { code, stdout } = await runCli(['locks', '--redis', server.url, '--match', 'order:lock:*']);
     expect(code).toBe(0);
-    expect(stdout.split('\n')[0]).toMatch(/^key\s+pattern\s+holder token\s+expires in$/);
-    expect(stdout).toMatch(/order:lock:product:2\s+order:lock:product:\{id\}\s+token-b\s+[\d.]+ s/);
+    expect(stdout.split('\n')[0]).toMatch(/^key\s+pattern\s+holder\s+held for\s+expires in$/);
+    // A lock not taken by ttl-advisor: its token, and no holder or age to tell.
+    expect(stdout).toMatch(/order:lock:product:2\s+order:lock:product:\{id\}\s+token token-b\s+\?\s+[\d.]+ s/);
     expect(stdout).toMatch(/3 live lock\(s\)/);
 
     const json = await runCli(['locks', '--redis', server.url, '--format', 'json', '--watch', '--iterations', '2', '--interval', '10']);
@@ -71,6 +74,43 @@ describe('ttl-advisor locks', () => {
     expect(failed.stderr).toMatch(/Cannot connect to Redis at redis:\/\/ops:\*\*\*@127\.0\.0\.1:1/);
     expect(failed.stderr).not.toMatch(/hunter2/);
     expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('who holds a lock', () => {
+  it.each(CLIENT_KINDS)('our lock names its holder and its age in the token; `locks` shows them, through %s', async (kind) => {
+    const connection = await connectClient(kind, server.url);
+    const key = `order:lock:product:held-${kind.replace(/\W/g, '')}`;
+    const lock = await RedisLock.acquire(connection.client as never, key, { ttlMs: 30_000, holder: 'checkout-7f9c:4242' });
+    try {
+      await sleep(300);
+      const result = await listLocks(connection.client as never, { match: key });
+      expect(result.locks).toHaveLength(1);
+      const [live] = result.locks;
+      expect(live).toMatchObject({ key, holder: 'checkout-7f9c:4242', token: lock.token });
+      expect(Date.now() - live!.acquiredAtMs!).toBeGreaterThanOrEqual(299);
+      expect(lock.token).toMatch(/^tta1\.[A-Za-z0-9_-]+\.[0-9a-z]+\.[0-9a-f-]{36}$/);
+
+      const { code, stdout } = await runCli(['locks', '--redis', server.url, '--match', key]);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(new RegExp(`${key}\\s+\\S+\\s+checkout-7f9c:4242\\s+[\\d.]+ ms\\s+[\\d.]+ s`));
+    } finally {
+      await lock.release();
+      await connection.close();
+    }
+  });
+
+  it('tokens stay unique and unguessable, and the default holder is host:pid', async () => {
+    const lock = await RedisLock.acquire(redis as never, 'order:lock:product:default-holder', { ttlMs: 10_000 });
+    const other = await RedisLock.acquire(redis as never, 'order:lock:product:default-holder-2', { ttlMs: 10_000 });
+    try {
+      expect(lock.token).not.toBe(other.token);
+      const result = await listLocks(redis as never, { match: 'order:lock:product:default-holder' });
+      expect(result.locks[0]!.holder).toBe(`${hostname()}:${process.pid}`);
+    } finally {
+      await lock.release();
+      await other.release();
+    }
   });
 });
 

@@ -40,7 +40,8 @@ describe.each(CLIENT_KINDS)('through %s', (kind) => {
       const key = newKey();
       const lock = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
       const token = lock.token!;
-      expect(token).toMatch(/^[0-9a-f-]{36}$/);
+      // tta1.<holder>.<acquire start, base 36>.<random UUID>: see src/token.ts
+      expect(token).toMatch(/^tta1\.[A-Za-z0-9_-]+\.[0-9a-z]+\.[0-9a-f-]{36}$/);
       expect(await other.get(key)).toBe(token);
       const pttl = await other.pttl(key);
       expect(pttl).toBeGreaterThan(4000);

@@ -4,13 +4,24 @@ import { formatMs } from '../../units.js';
 
 const KEY_WIDTH = 48;
 
-/** `ttl-advisor locks` for people: soonest to expire first. */
-export function renderLocksText(result: LiveLocks): string {
+/**
+ * `ttl-advisor locks` for people, soonest to expire first: the holder and how
+ * long it has held the lock when the token is one of our locks', the token
+ * itself for any other lock.
+ */
+export function renderLocksText(result: LiveLocks, nowMs = Date.now()): string {
   if (result.locks.length === 0) return `No live locks (${result.scanned} matching keys scanned).\n`;
-  const rows = result.locks.map((l) => [truncate(printable(l.key), KEY_WIDTH), truncate(printable(l.pattern), KEY_WIDTH), truncate(printable(l.token), 36), formatMs(l.remainingMs)]);
-  const header = ['key', 'pattern', 'holder token', 'expires in'];
+  const rows = result.locks.map((l) => [
+    truncate(printable(l.key), KEY_WIDTH),
+    truncate(printable(l.pattern), KEY_WIDTH),
+    truncate(printable(l.holder ?? `token ${l.token}`), 40),
+    l.acquiredAtMs === undefined ? '?' : formatMs(Math.max(0, nowMs - l.acquiredAtMs)),
+    formatMs(l.remainingMs),
+  ]);
+  const header = ['key', 'pattern', 'holder', 'held for', 'expires in'];
+  const right = new Set([3, 4]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => displayWidth(r[i]!))));
-  const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i]!, i === 3 ? 'right' : 'left')).join('  ').trimEnd();
+  const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i]!, right.has(i) ? 'right' : 'left')).join('  ').trimEnd();
   const out = [line(header), line(widths.map((w) => '─'.repeat(w))), ...rows.map(line)];
   out.push(`${result.locks.length} live lock(s)${result.omitted ? `, ${result.omitted} more not shown` : ''}`);
   return out.join('\n') + '\n';
