@@ -13,14 +13,14 @@ export interface RawRowOptions {
   rawFailedPerHour?: number;
   /** The slowest holds kept per pattern-hour, written when the hour ends (and at close). @default 10 */
   rawSlowestPerHour?: number;
-  /** A uniform random sample kept per pattern-hour, written when the hour ends (and at close). @default 50 */
+  /** A uniform random sample kept per pattern-hour, written when the hour ends (and at close). @default 40 */
   rawUniformPerHour?: number;
   /** Fraction [0–1] of all locks also kept as raw rows, beyond the budget above. @default 0 */
   rawSampleRate?: number;
 }
 
 /** Defaults of {@link RawRowOptions}, frozen. */
-export const RAW_ROW_DEFAULTS = Object.freeze({ rawFailedPerHour: 1000, rawSlowestPerHour: 10, rawUniformPerHour: 50, rawSampleRate: 0 });
+export const RAW_ROW_DEFAULTS = Object.freeze({ rawFailedPerHour: 1000, rawSlowestPerHour: 10, rawUniformPerHour: 40, rawSampleRate: 0 });
 
 /** Validates the raw-row options; throws {@link ConfigError} naming the option. */
 export function resolveRawRows(options: RawRowOptions): { budget: RawBudget; rawSampleRate: number } {

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { patternOf } from '../../src/keys/pattern.js';
+import { Aggregator, FOLD } from '../../src/record/aggregator.js';
+
+const aggregator = () =>
+  new Aggregator({
+    instance: 'test',
+    templates: [],
+    maxPatterns: 100_000,
+    budget: { failed: 0, slowest: 0, uniform: 0 },
+    rawSampleRate: 0,
+    maxPendingRawRows: 1000,
+  });
+
+describe('the aggregator derives the same pattern as patternOf, through its fast paths', () => {
+  const keys = [
+    'order:lock:product:123',
+    'order:lock:product:0',
+    'order/lock/42',
+    'order_lock_42',
+    'order.lock.42',
+    'order-lock-42', // `-` is no fast-path separator
+    'user42',
+    'shard1:lock:9',
+    'lock:v2',
+    'lock:12ab34',
+    'cart:lock:7f1c0e2a-5b7e-4c1e-9d55-0c6b1f5e2a11',
+    'cart:lock:7F1C0E2A-5B7E-4C1E-9D55-0C6B1F5E2A11',
+    'cart-7f1c0e2a-5b7e-4c1e-9d55-0c6b1f5e2a11',
+    'x:aaaaaaaa-5b7e-4c1e-9d55-012345678901',
+    'deadbeefdeadbeef1234',
+    'lock:deadbeefdeadbeef1234',
+    '123',
+    ':123',
+    'ロック:商品:77',
+    'a'.repeat(300) + ':5',
+    'lock|`pipe`:\n9',
+  ];
+  it.each(keys)('%s', (key) => {
+    const agg = aggregator();
+    // Twice: the second fold goes through the caches.
+    for (let i = 0; i < 2; i++) expect(agg.fold({ key, at: 1_700_000_000_000, holdMs: 1, ttlMs: 1000, outcome: 'released' })).toBe(FOLD.counted);
+    const { batches } = agg.seal(1_700_000_000_000, true);
+    expect(batches.flatMap((b) => b.rollups.map((r) => [r.pattern, r.values[0]]))).toEqual([[patternOf(key), 2]]);
+  });
+
+  it('200,000 distinct ids after one prefix are one pattern, and a cache that is full keeps working', () => {
+    const agg = aggregator();
+    for (let i = 0; i < 200_000; i++) agg.fold({ key: `order:lock:product:${i}`, at: 1_700_000_000_000, holdMs: 1, ttlMs: 1000, outcome: 'released' });
+    for (let i = 0; i < 20_000; i++) agg.fold({ key: `mail:lock:${i.toString(36)}x`, at: 1_700_000_000_000, holdMs: 1, ttlMs: 1000, outcome: 'released' });
+    const rollups = agg.seal(1_700_000_000_000, true).batches.flatMap((b) => b.rollups);
+    const counts = new Map(rollups.map((r) => [r.pattern, r.values[0]]));
+    expect(counts.get('order:lock:product:{id}')).toBe(200_000);
+    expect([...counts.values()].reduce((a, b) => a + b, 0)).toBe(220_000);
+  });
+});
