@@ -5,6 +5,7 @@ import { HOUR_MS, formatMs } from '../units.js';
 import { MIN_SAMPLES_FOR_P99, upperBoundRank } from './confidence.js';
 import type { HourRow } from './read-rollups.js';
 import { recommendTtl, type RecommendationPolicy } from './recommend.js';
+import { riskOf, type Risk } from './risk.js';
 import { verdictFor, type Verdict } from './verdict.js';
 
 export interface HourlyPoint {
@@ -50,6 +51,8 @@ export interface PatternAnalysis {
   distribution: DistributionBin[];
   /** Rollup rows whose distributions could not be decoded (a damaged file): left out of every figure. */
   unreadableRows: number;
+  /** How close the holds came to the TTL, and what the recommendation changes. */
+  risk: Risk;
 }
 
 /** A wait p99 above this (ms), or more than {@link CONTENTION_NOT_ACQUIRED_RATE} failed acquisitions, suggests a too-broad key. */
@@ -179,6 +182,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     hourly,
     distribution: logBins(hold),
     unreadableRows,
+    risk: riskOf(hold, ttl.currentMs, recommendedTtlMs, Number.isFinite(firstMs) ? lastMs - firstMs : 0),
   };
 }
 

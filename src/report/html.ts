@@ -5,6 +5,7 @@ import { escapeHtml, printable } from '../text.js';
 import { formatCount, formatMs, formatTime } from '../units.js';
 import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
 import { describeRun } from './markdown.js';
+import { riskSentences } from './risk-text.js';
 import { renderSvg } from './render-svg.js';
 import { VERDICT_COLOR, VERDICT_LABEL } from './verdict-style.js';
 
@@ -104,6 +105,7 @@ async function patternSection(p: PatternAnalysis, index: number, analysis: Analy
   return `<section id="p-${index}">
 <h2><span class="pattern">${text(p.pattern)}</span> ${badge(p)}</h2>
 <p class="formula">${formula(p, analysis)}</p>
+<p class="risk">${riskSentences(p).map(text).join(' ')}</p>
 ${p.hints.length ? `<ul class="hints">${p.hints.map((h) => `<li>${text(h)}</li>`).join('')}</ul>` : ''}
 <dl>${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>
 <figure class="chart">${distribution}</figure>
@@ -132,6 +134,7 @@ table.summary { border-collapse: collapse; width: 100%; margin: 12px 0 24px; fon
 .lost { color: #c62828; font-weight: 600; white-space: nowrap; }
 .formula { background: #f6f8fa; border-radius: 6px; padding: 8px 12px; font-variant-numeric: tabular-nums; }
 .hints li { margin: 2px 0; }
+.risk { margin: 8px 0; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0 12px; font-variant-numeric: tabular-nums; }
 dt { color: var(--muted); }
 dd { margin: 0; }

@@ -41,6 +41,19 @@ export function renderJson(analysis: Analysis): string {
       firstAt: iso(p.firstMs),
       lastAt: iso(p.lastMs),
       hints: p.hints,
+      risk: {
+        headroomP99: p.risk.headroom.p99 === null ? null : r3(p.risk.headroom.p99),
+        headroomMax: p.risk.headroom.max === null ? null : r3(p.risk.headroom.max),
+        nearMisses: p.risk.nearMisses,
+        overCurrentTtl: p.risk.overCurrentTtl,
+        overRecommendedTtl: p.risk.overRecommendedTtl,
+        perDay: {
+          nearMisses: r3(p.risk.perDay.nearMisses),
+          overCurrentTtl: r3(p.risk.perDay.overCurrentTtl),
+          overRecommendedTtl: r3(p.risk.perDay.overRecommendedTtl),
+        },
+        crashWaitMs: { ...p.risk.crashWaitMs },
+      },
       hourly: p.hourly.map((h) => ({ hour: iso(h.hourStartMs), count: h.count, p99Ms: r3(h.p99Ms) })),
     })),
   };

@@ -1,6 +1,7 @@
 import type { Analysis } from '../analyze/analyze.js';
 import { printable } from '../text.js';
 import { formatCount, formatMs, formatSpan, formatTime } from '../units.js';
+import { riskSentences } from './risk-text.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 
 /** A pattern as a Markdown code span that survives pipes, backticks and control characters in a GFM table. */
@@ -45,6 +46,10 @@ export function renderMarkdown(analysis: Analysis): string {
       );
     }
     lines.push('');
+    // The trade, for the patterns whose TTL should change: what it risks now and with the recommendation.
+    const changing = analysis.patterns.filter((p) => p.verdict === 'expired' || p.verdict === 'too-short' || p.verdict === 'too-long');
+    for (const p of changing) lines.push(`- ${markdownCode(p.pattern)}: ${riskSentences(p).join(' ')}`);
+    if (changing.length > 0) lines.push('');
   }
   return lines.join('\n');
 }

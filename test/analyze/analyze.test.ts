@@ -25,6 +25,32 @@ function expectClose(approxMs: number, exactUs: number): void {
 describe('analyze', () => {
   const analysis = analyze([demo], { nowMs: DEMO_START_MS + 2 * 86_400_000 });
 
+  it('states the risk in numbers, agreeing with exact counts over the raw rows (never below them)', () => {
+    const holdsOver = (pattern: string, thresholdMs: number) =>
+      queryDb<{ n: number }>(demo, 'SELECT count(*) AS n FROM samples WHERE pattern = ? AND hold_us > ?', pattern, thresholdMs * 1000)[0]!.n;
+    for (const p of analysis.patterns) {
+      const thresholds: [number, number][] = [
+        [p.risk.overCurrentTtl, p.ttl.currentMs],
+        [p.risk.nearMisses, p.ttl.currentMs / 2],
+        [p.risk.overRecommendedTtl, p.recommendedTtlMs],
+      ];
+      for (const [reported, thresholdMs] of thresholds) {
+        // At least the exact count; at most those within the histogram's resolution below the threshold.
+        expect(reported, `${p.pattern} > ${thresholdMs} ms`).toBeGreaterThanOrEqual(holdsOver(p.pattern, thresholdMs));
+        expect(reported, `${p.pattern} > ${thresholdMs} ms`).toBeLessThanOrEqual(holdsOver(p.pattern, thresholdMs * (1 - 1 / 1024)));
+      }
+      const days = Math.max(p.lastMs - p.firstMs, 3_600_000) / 86_400_000;
+      expect(p.risk.perDay.overCurrentTtl).toBeCloseTo(p.risk.overCurrentTtl / days, 6);
+      expect(p.risk.crashWaitMs).toEqual({ current: p.ttl.currentMs, recommended: p.recommendedTtlMs });
+      expect(p.risk.headroom.p99).toBeCloseTo(p.ttl.currentMs / p.holdMs.p99, 6);
+      expect(p.risk.headroom.max).toBeCloseTo(p.ttl.currentMs / p.holdMs.max, 6);
+    }
+    // The demo's payment lock outlives its 5 s TTL; at the recommended TTL far fewer would.
+    const payment = byPattern(analysis.patterns, 'payment:lock:order:{id}');
+    expect(payment.risk.overCurrentTtl).toBeGreaterThan(0);
+    expect(payment.risk.overRecommendedTtl).toBeLessThan(payment.risk.overCurrentTtl);
+  });
+
   it('agrees with an exact computation over the raw rows, for every pattern', () => {
     const truth = queryDb<{ pattern: string; n: number; released: number; expired: number; not_acquired: number; threw: number }>(
       demo,

@@ -56,6 +56,10 @@ describe('the HTML report in a real browser', () => {
 
     // The worst verdict first.
     await expect(page.locator('table.summary tbody tr').first().textContent()).resolves.toMatch(/payment:lock:order:\{id\}.*expired/s);
+    // The first section states the trade in numbers, and the reader sees it.
+    const risk = page.locator('section').first().locator('p.risk');
+    await expect(risk.textContent()).resolves.toMatch(/At the TTL in use \(5 s\), [\d,]+ holds outlived it .* every other instance waits 5 s now, [\d.]+ s as recommended\./);
+    expect(await risk.isVisible()).toBe(true);
 
     // The hostile key is text, not markup: no <img>, no handler ran.
     const hostile = '<img src=x onerror=alert({id})>:{id}';

@@ -1,0 +1,61 @@
+import { highestValueAt } from '../store/histogram/buckets.js';
+import type { DenseHistogram } from '../store/histogram/histogram.js';
+import { DAY_MS, HOUR_MS } from '../units.js';
+
+/**
+ * What a TTL risks, in numbers an SRE decides from: how close the observed
+ * holds came to the TTL in use, how many outlived it, how many would outlive
+ * the recommended one, and what a crashed holder costs the others.
+ */
+export interface Risk {
+  /** The TTL in use ÷ the hold p99, and ÷ the longest hold: how many times over it covers them (`null` without holds). */
+  headroom: { p99: number | null; max: number | null };
+  /** Holds longer than half the TTL in use: the near misses. */
+  nearMisses: number;
+  /** Holds longer than the TTL in use: each outlived its lock (an expiration, unless the lock was extended). */
+  overCurrentTtl: number;
+  /** Holds longer than the recommended TTL: what would still outlive it. */
+  overRecommendedTtl: number;
+  /** The same three per day of data (the data's span, at least an hour). */
+  perDay: { nearMisses: number; overCurrentTtl: number; overRecommendedTtl: number };
+  /** How long every other instance waits when a holder crashes while holding: the TTL, in use and recommended (ms). */
+  crashWaitMs: { current: number; recommended: number };
+}
+
+/**
+ * The risk figures of one pattern from its merged hold-time histogram. Counts
+ * of holds above a threshold include the bucket that straddles it, so they are
+ * never below the true count and at most one bucket (0.1 % of the threshold)
+ * above it: a risk is never understated.
+ */
+export function riskOf(hold: DenseHistogram, ttlMs: number, recommendedTtlMs: number, spanMs: number): Risk {
+  const p99 = hold.valueAtPercentile(99) / 1000;
+  const max = hold.maxValue / 1000;
+  const nearMisses = holdsAbove(hold, ttlMs / 2);
+  const overCurrentTtl = holdsAbove(hold, ttlMs);
+  const overRecommendedTtl = holdsAbove(hold, recommendedTtlMs);
+  const days = Math.max(spanMs, HOUR_MS) / DAY_MS;
+  return {
+    headroom: hold.totalCount === 0 || ttlMs <= 0 ? { p99: null, max: null } : { p99: ratio(ttlMs, p99), max: ratio(ttlMs, max) },
+    nearMisses,
+    overCurrentTtl,
+    overRecommendedTtl,
+    perDay: { nearMisses: nearMisses / days, overCurrentTtl: overCurrentTtl / days, overRecommendedTtl: overRecommendedTtl / days },
+    crashWaitMs: { current: ttlMs, recommended: recommendedTtlMs },
+  };
+}
+
+/** Holds longer than `thresholdMs`, counting the bucket that straddles it. */
+export function holdsAbove(hold: DenseHistogram, thresholdMs: number): number {
+  if (hold.totalCount === 0 || hold.maxValue <= thresholdMs * 1000) return 0;
+  const thresholdUs = thresholdMs * 1000;
+  let count = 0;
+  hold.forEachBucket((index, n) => {
+    if (Math.min(highestValueAt(index), hold.maxValue) > thresholdUs) count += n;
+  });
+  return count;
+}
+
+function ratio(ttlMs: number, holdMs: number): number | null {
+  return holdMs > 0 ? ttlMs / holdMs : null;
+}
