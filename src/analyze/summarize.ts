@@ -13,6 +13,8 @@ export interface HourlyPoint {
   hourStartMs: number;
   count: number;
   p99Ms: number;
+  /** The longest hold that hour. */
+  maxMs: number;
 }
 
 export interface DistributionBin {
@@ -84,7 +86,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
   let hourCount = 0;
   const closeHour = () => {
     if (!Number.isNaN(hourStart)) {
-      hourly.push({ hourStartMs: hourStart, count: hourCount, p99Ms: hour.valueAtPercentile(99) / 1000 });
+      hourly.push({ hourStartMs: hourStart, count: hourCount, p99Ms: hour.valueAtPercentile(99) / 1000, maxMs: hour.maxValue / 1000 });
       hold.add(hour);
     }
   };
