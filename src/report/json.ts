@@ -54,7 +54,7 @@ export function renderJson(analysis: Analysis): string {
         },
         crashWaitMs: { ...p.risk.crashWaitMs },
       },
-      hourly: p.hourly.map((h) => ({ hour: iso(h.hourStartMs), count: h.count, p99Ms: r3(h.p99Ms) })),
+      hourly: p.hourly.map((h) => ({ hour: iso(h.hourStartMs), count: h.count, p99Ms: r3(h.p99Ms), maxMs: r3(h.maxMs) })),
     })),
   };
   return JSON.stringify(report, null, 2) + '\n';
