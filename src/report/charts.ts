@@ -25,10 +25,16 @@ export function chartLabel(pattern: string): string {
   return truncate(printable(pattern), LABEL_LIMIT);
 }
 
-/** Current vs recommended TTL for every pattern, with p99, on a log axis. */
+/**
+ * Current vs recommended TTL for every pattern, with p99, on a log axis. The
+ * verdict is told three ways, so no reader depends on colour: the bar and the
+ * recommended marker take the verdict's colour, and the row's label names it.
+ * The current TTL is a hollow ring and the recommendation a filled diamond, so
+ * when they coincide (5 s and 5.1 s) both stay visible.
+ */
 export function overviewSpec(analysis: Analysis): TopLevelSpec {
   const rows = analysis.patterns.map((p, i) => ({
-    label: `${i + 1}. ${chartLabel(p.pattern)}`,
+    label: `${i + 1}. ${chartLabel(p.pattern)} · ${VERDICT_LABEL[p.verdict]}`,
     order: i,
     p99: Math.max(p.holdMs.p99, 0.001),
     current: Math.max(p.ttl.currentMs, 0.001),
@@ -37,62 +43,29 @@ export function overviewSpec(analysis: Analysis): TopLevelSpec {
     hi: Math.max(p.ttl.currentMs, p.recommendedTtlMs),
     verdict: VERDICT_LABEL[p.verdict],
   }));
-  const points = rows.flatMap((r) => [
-    { label: r.label, order: r.order, kind: 'hold p99', ms: r.p99 },
-    { label: r.label, order: r.order, kind: 'current TTL', ms: r.current },
-    { label: r.label, order: r.order, kind: 'recommended TTL', ms: r.recommended },
-  ]);
-  const y = { field: 'label', type: 'nominal', sort: { field: 'order' }, title: null, axis: { labelLimit: 320 } } as const;
-  const x = { type: 'quantitative', scale: { type: 'log' }, title: 'milliseconds (log scale)' } as const;
+  const y = { field: 'label', type: 'nominal', sort: { field: 'order' }, title: null, axis: { labelLimit: 520, labelFontSize: 12 } } as const;
+  const x = { type: 'quantitative', scale: { type: 'log' }, title: 'milliseconds (log scale)', axis: { labelFontSize: 11, grid: true } } as const;
+  const verdictColor = {
+    field: 'verdict',
+    type: 'nominal',
+    title: 'verdict',
+    scale: { domain: Object.values(VERDICT_LABEL), range: Object.values(VERDICT_COLOR) },
+  } as const;
   return {
     ...base,
     width: WIDTH,
-    height: { step: 22 },
+    height: { step: 26 },
     title: { text: 'Current vs recommended TTL', anchor: 'start', fontSize: 13 },
+    data: { values: rows },
     layer: [
+      { mark: { type: 'rule', strokeWidth: 4, opacity: 0.45 }, encoding: { y, x: { ...x, field: 'lo' }, x2: { field: 'hi' }, color: verdictColor } },
+      { mark: { type: 'tick', orient: 'vertical', color: '#37474f', thickness: 2, size: 14 }, encoding: { y, x: { ...x, field: 'p99' } } },
+      { mark: { type: 'point', shape: 'circle', filled: false, size: 150, strokeWidth: 2.5, color: '#1f2328' }, encoding: { y, x: { ...x, field: 'current' } } },
       {
-        data: { values: rows },
-        mark: { type: 'rule', strokeWidth: 3, opacity: 0.5 },
-        encoding: {
-          y,
-          x: { ...x, field: 'lo' },
-          x2: { field: 'hi' },
-          color: {
-            field: 'verdict',
-            type: 'nominal',
-            title: 'verdict',
-            scale: { domain: Object.values(VERDICT_LABEL), range: Object.values(VERDICT_COLOR) },
-          },
-        },
-      },
-      {
-        data: { values: points },
-        mark: { type: 'point', filled: true, size: 70 },
-        encoding: {
-          y,
-          x: { ...x, field: 'ms' },
-          shape: {
-            field: 'kind',
-            type: 'nominal',
-            title: null,
-            scale: { domain: ['hold p99', 'current TTL', 'recommended TTL'], range: ['stroke', 'circle', 'diamond'] },
-          },
-          fill: {
-            field: 'kind',
-            type: 'nominal',
-            legend: null,
-            scale: { domain: ['hold p99', 'current TTL', 'recommended TTL'], range: ['#37474f', '#1565c0', '#2e7d32'] },
-          },
-          stroke: {
-            field: 'kind',
-            type: 'nominal',
-            legend: null,
-            scale: { domain: ['hold p99', 'current TTL', 'recommended TTL'], range: ['#37474f', '#1565c0', '#2e7d32'] },
-          },
-        },
+        mark: { type: 'point', shape: 'diamond', filled: true, size: 90, stroke: 'white', strokeWidth: 1 },
+        encoding: { y, x: { ...x, field: 'recommended' }, color: { ...verdictColor, legend: null } },
       },
     ],
-    resolve: { scale: { color: 'independent' } },
   } as TopLevelSpec;
 }
 

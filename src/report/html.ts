@@ -23,7 +23,7 @@ export async function renderHtml(analysis: Analysis): Promise<string> {
   const sections: string[] = [];
   for (const [i, p] of analysis.patterns.entries()) sections.push(await patternSection(p, i, analysis));
   const overview = analysis.patterns.length
-    ? `<figure class="chart">${await renderSvg(overviewSpec(analysis))}<figcaption>● current TTL &nbsp; ◆ recommended TTL &nbsp; ▏hold-time p99 &nbsp;·&nbsp; the bar spans current → recommended, coloured by verdict</figcaption></figure>`
+    ? `<figure class="chart">${await renderSvg(overviewSpec(analysis))}<figcaption>○ current TTL &nbsp; ◆ recommended TTL &nbsp; ▏hold-time p99 &nbsp;·&nbsp; the bar spans current → recommended; bar and diamond take the verdict's colour, named after each pattern</figcaption></figure>`
     : '';
   return `<!doctype html>
 <html lang="en">

@@ -56,6 +56,11 @@ describe('the HTML report in a real browser', () => {
 
     // The worst verdict first.
     await expect(page.locator('table.summary tbody tr').first().textContent()).resolves.toMatch(/payment:lock:order:\{id\}.*expired/s);
+    // The overview names each verdict in words (not colour alone), in type no smaller than 11 px.
+    const overview = page.locator('figure.chart').first().locator('svg text');
+    expect((await overview.allTextContents()).some((t) => /payment:lock:order:\{id\} · expired/.test(t))).toBe(true);
+    const sizes = await overview.evaluateAll((nodes) => nodes.map((n) => Number.parseFloat(getComputedStyle(n).fontSize)));
+    expect(Math.min(...sizes)).toBeGreaterThanOrEqual(11);
     // The first section states the trade in numbers, and the reader sees it.
     const risk = page.locator('section').first().locator('p.risk');
     await expect(risk.textContent()).resolves.toMatch(/At the TTL in use \(5 s\), [\d,]+ holds outlived it .* every other instance waits 5 s now, [\d.]+ s as recommended\./);
