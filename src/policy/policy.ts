@@ -119,7 +119,7 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new PolicyFileError(path, `invalid JSON: ${(error as Error).message}`, { cause: error });
+    throw new PolicyFileError(path, `invalid JSON: ${withLineAndColumn((error as Error).message, text)}`, { cause: error });
   }
   if (!isObject(raw)) throw new PolicyFileError(path, 'expected a JSON object with a "locks" object');
   // JSON.parse keeps the last of two equal keys without a word: a policy must not depend on which.
@@ -192,4 +192,14 @@ function ttlExpectation(value: unknown): string {
 /** A TTL a lock accepts: an integer from 1 to MAX_TTL_MS. */
 function isPositiveInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 && value <= MAX_TTL_MS;
+}
+
+/** JSON.parse says "at position 45"; people count lines and columns: "at line 3, column 7". */
+function withLineAndColumn(message: string, text: string): string {
+  return message.replace(/ in JSON at position (\d+)(?: \(line \d+ column \d+\))?/, (_match, position: string) => {
+    const before = text.slice(0, Number(position));
+    const line = before.split('\n').length;
+    const column = before.length - before.lastIndexOf('\n');
+    return ` at line ${line}, column ${column}`;
+  });
 }

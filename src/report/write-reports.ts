@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Analysis } from '../analyze/analyze.js';
+import { ConfigError } from '../errors.js';
 import { REPORTERS, type ReportFormat } from './index.js';
 
 /**
@@ -12,7 +13,14 @@ import { REPORTERS, type ReportFormat } from './index.js';
 export async function writeReports(analysis: Analysis, formats: readonly ReportFormat[], outDir: string): Promise<string[]> {
   const rendered: [string, string][] = [];
   for (const format of formats) rendered.push([REPORTERS[format].file, await REPORTERS[format].render(analysis)]);
-  mkdirSync(outDir, { recursive: true });
+  try {
+    mkdirSync(outDir, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new ConfigError(`Cannot write reports into ${outDir}: it (or a folder on its way) is a file, not a directory`);
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw new ConfigError(`Cannot write reports into ${outDir}: not allowed (${code})`);
+    throw error;
+  }
   const written: string[] = [];
   const suffix = `.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { DatabaseError } from '../errors.js';
 import { rebuildFleetRollups } from './fleet-rollups.js';
@@ -200,6 +200,7 @@ export function schemaVersionOf(db: Db): number {
  */
 export function openForReading(path: string): Db {
   if (!existsSync(path)) throw new DatabaseError(path, `No samples database at ${path}`);
+  if (statSync(path).isDirectory()) throw new DatabaseError(path, `${path} is a directory, not a samples database`);
   let db: Db;
   try {
     db = openDatabase(path, { readonly: true, fileMustExist: true });

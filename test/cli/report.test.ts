@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -106,6 +106,20 @@ describe('ttl-advisor report', () => {
     expect(code).toBe(0);
     expect(stderr).toMatch(/warning: No samples yet: wrap your locks with a recorder/);
     expect(readFileSync(join(out, 'ttl-report.html'), 'utf8')).toMatch(/No samples in this window yet/);
+  });
+
+  it('a directory as --db, or --out naming a file: one clear line, exit 2', async () => {
+    const folder = join(dir, 'a-folder');
+    mkdirSync(folder, { recursive: true });
+    const asDb = await runCli(['report', '--db', folder, '--out', outDir()]);
+    expect(asDb.code).toBe(2);
+    expect(asDb.stderr.trim()).toBe(`ttl-advisor: ${folder} is a directory, not a samples database`);
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    const asOut = await runCli(['report', '--db', demo, '--out', file]);
+    expect(asOut.code).toBe(2);
+    expect(asOut.stderr.trim()).toBe(`ttl-advisor: Cannot write reports into ${file}: it (or a folder on its way) is a file, not a directory`);
+    expect(readFileSync(file, 'utf8')).toBe('x');
   });
 
   it('a window that misses the data leaves the earlier reports as they were', async () => {

@@ -40,6 +40,8 @@ describe('TTL policy files', () => {
     ['{ "locks": [] }', /expected "locks" to be an object/],
     ['{ "locks": { "a": 100 } }', /entry "a": expected an object like \{ "ttlMs": 10000 \}/],
     ['{ "locks": ', /invalid JSON/],
+    // Where, as people count: line and column, not a byte position.
+    ['{\n  "locks": {\n    "a:{id}": { "ttlMs": 100, },\n  }\n}', /invalid JSON: .* at line 3, column 31$/],
     ['[]', /expected a JSON object/],
   ])('rejects %s', (text, message) => {
     const path = join(dir, 'bad.json');

@@ -59,7 +59,8 @@ describe('the HTML report in a real browser', () => {
     // The overview names each verdict in words (not colour alone), in type no smaller than 11 px.
     const overview = page.locator('figure.chart').first().locator('svg text');
     expect((await overview.allTextContents()).some((t) => /payment:lock:order:\{id\} · expired/.test(t))).toBe(true);
-    const sizes = await overview.evaluateAll((nodes) => nodes.map((n) => Number.parseFloat(getComputedStyle(n).fontSize)));
+    type Window = { getComputedStyle(node: unknown): { fontSize: string } };
+    const sizes = await overview.evaluateAll((nodes) => nodes.map((n) => Number.parseFloat((globalThis as unknown as Window).getComputedStyle(n).fontSize)));
     expect(Math.min(...sizes)).toBeGreaterThanOrEqual(11);
     // The first section states the trade in numbers, and the reader sees it.
     const risk = page.locator('section').first().locator('p.risk');
