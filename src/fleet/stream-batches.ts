@@ -26,7 +26,7 @@ export class StreamBatcher {
 
   constructor(private readonly epoch: string) {}
 
-  entries(sealed: readonly DeltaBatch[]): { batches: SealedBatch[]; lost: number; rawLost: number } {
+  entries(sealed: readonly DeltaBatch[], counters?: DeltaBatch['counters'], own?: string): { batches: SealedBatch[]; lost: number; rawLost: number } {
     const batches: SealedBatch[] = [];
     let lost = 0;
     let rawLost = 0;
@@ -46,6 +46,7 @@ export class StreamBatcher {
       }
       chunks.forEach((chunk, i) => {
         const batch: StreamBatch = { instance, epoch: this.epoch, seq: ++this.seq, rollups: i === 0 ? rollups : [], raw: chunk };
+        if (counters && instance === own && i === 0) batch.counters = counters;
         const counted = i === 0 ? samples : 0;
         try {
           batches.push({ batch, fields: encodeStreamBatch(batch), samples: counted });

@@ -29,6 +29,7 @@ export function encodeStreamBatch(batch: StreamBatch): string[] {
       v[12],
     ]),
     s: batch.raw,
+    ...(batch.counters ? { c: [batch.counters.recorded, batch.counters.dropped, batch.counters.rawDropped] } : {}),
   });
   return ['v', STREAM_ENTRY_VERSION, 'instance', batch.instance, 'epoch', batch.epoch, 'seq', String(batch.seq), 'data', data];
 }
@@ -42,7 +43,7 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
   const epoch = map.get('epoch');
   const seq = Number(map.get('seq'));
   if (!instance || !epoch || !Number.isSafeInteger(seq)) throw new TypeError('stream entry without instance, epoch or seq');
-  const data = JSON.parse(map.get('data') ?? 'null') as { r?: unknown[]; s?: unknown[] } | null;
+  const data = JSON.parse(map.get('data') ?? 'null') as { r?: unknown[]; s?: unknown[]; c?: unknown } | null;
   if (!data || !Array.isArray(data.r) || !Array.isArray(data.s)) throw new TypeError('stream entry without rollups');
   const rollups = data.r.map((row) => {
     // Entries from sinks older than the extension counts end at `hists`: they had none.
@@ -72,7 +73,14 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
     }
     return [num(row[0]), row[1], row[2], Number(row[3]), num(row[4]), num(row[5]), num(row[6]), num(row[7] ?? 0), num(row[8] ?? 0)] as StreamBatch['raw'][number];
   });
-  return { instance, epoch, seq, rollups, raw };
+  // Counters came with sinks of 2026-12; older entries have none.
+  let counters: StreamBatch['counters'];
+  if (data.c !== undefined) {
+    if (!Array.isArray(data.c) || data.c.length !== 3) throw new TypeError('malformed counters in stream entry');
+    const [recorded, dropped, rawDropped] = data.c.map(num) as [number, number, number];
+    counters = { recorded, dropped, rawDropped };
+  }
+  return { instance, epoch, seq, rollups, raw, ...(counters ? { counters } : {}) };
 }
 
 function num(value: unknown): number {

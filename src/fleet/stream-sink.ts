@@ -87,6 +87,8 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   private rawDropped = 0;
   private pendingSamples = 0;
   private closed = false;
+  /** The counters last sealed into an entry: an entry with nothing else goes only when they changed. */
+  private countersSent = '';
   /** The send loop under way, if any: there is never more than one. */
   private sending: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
@@ -237,7 +239,12 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     if (this.pending.length > 0 && !final) return;
     const { batches: sealed } = this.aggregator.seal(Date.now(), final);
     this.aggregator.reportLimits(this.warnings);
-    const { batches, lost, rawLost } = this.batcher.entries(sealed);
+    // The sink's counters travel with its entries, so the collector's file shows what this instance lost.
+    const counters = { recorded: this.recorded, dropped: this.dropped, rawDropped: this.rawDropped + this.aggregator.rawDropped };
+    const said = `${counters.recorded}:${counters.dropped}:${counters.rawDropped}`;
+    if (sealed.length === 0 && said !== this.countersSent && this.recorded > 0) sealed.push({ instance: this.instance, rollups: [], raw: [] });
+    this.countersSent = said;
+    const { batches, lost, rawLost } = this.batcher.entries(sealed, counters, this.instance);
     if (lost > 0 || rawLost > 0) {
       this.dropped += lost;
       this.rawDropped += rawLost;

@@ -32,4 +32,9 @@ export interface DeltaBatch {
   seq?: number | undefined;
   rollups: FoldedRollup[];
   raw: RawRow[];
+  /**
+   * The producer's own counters when it sealed the batch (a stream sink's): what
+   * it recorded and dropped so far, so a collector's file shows each instance's losses.
+   */
+  counters?: { recorded: number; dropped: number; rawDropped: number } | undefined;
 }

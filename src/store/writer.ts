@@ -73,6 +73,7 @@ export class SampleWriter {
   private readonly upsertFleet: Statement;
   private readonly upsertStats: Statement;
   private readonly insertStreamBatch: Statement;
+  private readonly selectStats: Statement;
   // Reused for every row merge: decoding into dense arrays and encoding off them needs no sorting.
   private readonly scratch = new RollupSum();
   private readonly params = new Array<unknown>(ROWS_PER_INSERT * RAW_COLUMNS);
@@ -115,6 +116,7 @@ export class SampleWriter {
       `INSERT OR REPLACE INTO recorder_stats (instance_id, updated_ms, recorded, written, dropped, raw_written, raw_dropped, raw_full_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    this.selectStats = db.prepare('SELECT written, raw_written FROM recorder_stats WHERE instance_id = ?');
     this.insertStreamBatch = db.prepare(
       'INSERT OR IGNORE INTO stream_batches (instance_id, epoch, seq, applied_ms) VALUES (?, ?, ?, ?)',
     );
@@ -156,8 +158,21 @@ export class SampleWriter {
       }
     }
     this.result.applied++;
+    const samples = this.result.samples;
+    const raw = this.result.raw;
     for (const rollup of batch.rollups) this.upsert(rollup, instanceId);
     if (batch.raw.length > 0) this.insertRaw(batch.raw, instanceId);
+    if (batch.counters) this.storeProducerCounters(instanceId, batch.counters, this.result.samples - samples, this.result.raw - raw);
+  }
+
+  /**
+   * A stream sink's counters, per instance: what it recorded and dropped as of
+   * its latest batch, and what this file received from it (summed as batches
+   * are applied, each once), so `stats` on a fleet file shows every instance's losses.
+   */
+  private storeProducerCounters(instanceId: number, c: NonNullable<DeltaBatch['counters']>, samples: number, raw: number): void {
+    const before = this.selectStats.get(instanceId) as { written: number; raw_written: number } | undefined;
+    this.upsertStats.run(instanceId, Date.now(), c.recorded, (before?.written ?? 0) + samples, c.dropped, (before?.raw_written ?? 0) + raw, c.rawDropped, null);
   }
 
   private insertRaw(rows: readonly RawRow[], instanceId: number): void {

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { databaseStats } from '../../src/store/stats.js';
 import { RedisStreamSink, StreamCollector } from '../../src/index.js';
 import { CLIENT_KINDS, connectClient } from '../helpers/clients.js';
 import { queryDb } from '../helpers/db.js';
@@ -141,9 +142,10 @@ describe.each(CLIENT_KINDS)('StreamCollector through %s', (kind) => {
     const at = Date.UTC(2026, 10, 28, 10);
     for (let batch = 0; batch < 3; batch++) {
       for (let i = 0; i < 100; i++) sink.record({ key: `order:lock:product:${i}`, at: at + i, holdMs: 5 + i, ttlMs: 3000, outcome: 'released' });
+      sink.record({ key: 'order:lock:product:bad', at, holdMs: 1, ttlMs: -1, outcome: 'released' }); // invalid: dropped and counted
       await sink.flush();
     }
-    expect(await sink.close()).toMatchObject({ written: 300, dropped: 0 });
+    expect(await sink.close()).toMatchObject({ recorded: 303, written: 300, dropped: 3 });
 
     const connection = await connectClient(kind, server.url);
     const db = join(dir, `collected-${kind.replace(/\W/g, '')}.db`);
@@ -167,6 +169,8 @@ describe.each(CLIENT_KINDS)('StreamCollector through %s', (kind) => {
     expect(progress.at(-1)).toBe(0);
     expect(centralCount(db)).toBe(300);
     expect(queryDb<{ n: number }>(db, 'SELECT count(*) AS n FROM raw_samples')[0]!.n).toBe(300);
+    // The sink's own counters reached the central file: stats there shows what each instance lost.
+    expect(databaseStats(db).recorders).toEqual([expect.objectContaining({ instance: 'api-1', recorded: 303, written: 300, dropped: 3, rawWritten: 300 })]);
     await connection.close();
     await producer.close();
   });
