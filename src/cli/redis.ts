@@ -47,10 +47,16 @@ export async function connectRedis(
   const shown = redactUrl(url);
   // Checked here first: the clients parse URLs with Node's legacy parser, whose warning about an
   // invalid URL prints it whole, password included, on stderr.
+  let parsed: URL;
   try {
-    new URL(url);
+    parsed = new URL(url);
   } catch {
-    throw new TtlAdvisorError(`Invalid Redis URL ${shown}: percent-encode characters such as / # @ : in the user name and password`);
+    throw new TtlAdvisorError(
+      `Invalid Redis URL ${shown}: expected redis://[user:password@]host[:port][/db] (rediss:// for TLS), with / # @ : percent-encoded in the user name and password`,
+    );
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new TtlAdvisorError(`Invalid Redis URL ${shown}: expected redis:// or rediss:// (TLS), got ${parsed.protocol}//`);
   }
   const ioredis = await import('ioredis').catch(() => undefined);
   const nodeRedis = ioredis ? undefined : await import('redis').catch(() => undefined);
@@ -60,7 +66,8 @@ export async function connectRedis(
   const abandon = new AbortController();
   const onCancel = () => abandon.abort(new TtlAdvisorError('stopped before Redis answered'));
   cancel?.addEventListener('abort', onCancel, { once: true });
-  const timer = setTimeout(() => abandon.abort(new TtlAdvisorError(`Cannot connect to Redis at ${shown}: no answer within ${timeoutMs} ms`)), timeoutMs);
+  const tlsHint = parsed.protocol === 'rediss:' ? ' (rediss:// speaks TLS: does the server?)' : '';
+  const timer = setTimeout(() => abandon.abort(new TtlAdvisorError(`Cannot connect to Redis at ${shown}: no answer within ${timeoutMs} ms${tlsHint}`)), timeoutMs);
   const connecting = ioredis
     ? connectIoredis(ioredis, url, shown, purpose, abandon.signal)
     : connectNodeRedis(nodeRedis!, url, shown, purpose, abandon.signal);
@@ -89,14 +96,18 @@ async function connectIoredis(lib: IoredisModule, url: string, shown: string, pu
   } catch (error) {
     throw new TtlAdvisorError(`Invalid Redis URL ${shown}: ${(error as Error).message}`);
   }
-  redis.on('error', () => undefined);
+  let cause: unknown;
+  redis.on('error', (error) => (cause ??= error));
   abandon.addEventListener('abort', () => hangUp(redis), { once: true });
+  const restore = quietIoredisWarnings();
   try {
     await redis.connect();
     if (purpose === 'follow' || !/cluster_enabled:1/.test(await redis.info('cluster'))) return { client: redis, close: () => hangUp(redis) };
   } catch (error) {
     hangUp(redis);
-    throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${(error as Error).message}`);
+    throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${whyNot(cause ?? error, url)}`);
+  } finally {
+    restore();
   }
   const { host, port, username, password } = redis.options;
   hangUp(redis);
@@ -125,14 +136,15 @@ async function connectNodeRedis(lib: NodeRedisModule, url: string, shown: string
     url,
     socket: purpose === 'follow' ? { reconnectStrategy: (retries) => Math.min(100 * retries, 2000) } : { reconnectStrategy: false, connectTimeout: 5000 },
   });
-  client.on('error', () => undefined);
+  let cause: unknown;
+  client.on('error', (error) => (cause ??= error));
   abandon.addEventListener('abort', () => client.destroy(), { once: true });
   try {
     await client.connect();
     if (purpose === 'follow' || !/cluster_enabled:1/.test(await client.info('cluster'))) return { client, close: () => client.destroy() };
   } catch (error) {
     client.destroy();
-    throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${(error as Error).message}`);
+    throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${whyNot(cause ?? error, url)}`);
   }
   client.destroy();
   const cluster = lib.createCluster({ rootNodes: [{ url }] });
@@ -145,4 +157,47 @@ async function connectNodeRedis(lib: NodeRedisModule, url: string, shown: string
     throw new TtlAdvisorError(`Cannot connect to the Redis Cluster at ${shown}: ${(error as Error).message}`);
   }
   return { client: cluster, close: () => cluster.destroy() };
+}
+
+/** Why a connection failed, in words: the cause, never the client's generic "Connection is closed". */
+export function whyNot(error: unknown, url: string): string {
+  const e = error as { code?: string; message?: string; hostname?: string };
+  const message = String(e?.message ?? error);
+  const { hostname, port } = new URL(url);
+  const where = `${hostname}:${port || 6379}`;
+  switch (e?.code) {
+    case 'ECONNREFUSED':
+      return `connection refused: nothing listens at ${where}`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `unknown host ${hostname}`;
+    case 'ETIMEDOUT':
+      return `connection to ${where} timed out`;
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return `${where} closed the connection${url.startsWith('rediss:') ? ' (rediss:// speaks TLS: does the server?)' : ''}`;
+  }
+  if (/WRONGPASS|NOAUTH|invalid username-password|invalid password/i.test(message)) {
+    return 'authentication failed: check the user name and password in the URL';
+  }
+  if (/SSL|TLS|certificate|self.signed|wrong version number/i.test(message) || /^ERR_SSL|^ERR_TLS|CERT/.test(e?.code ?? '')) {
+    return `TLS handshake failed: ${message}`;
+  }
+  return message;
+}
+
+/**
+ * ioredis prints some warnings itself (`[WARN] This Redis server's default user does
+ * not require a password…`); a command's output must carry only its own lines.
+ * Silenced while connecting, then restored.
+ */
+function quietIoredisWarnings(): () => void {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith('[WARN]')) return;
+    warn(...args);
+  };
+  return () => {
+    console.warn = warn;
+  };
 }
