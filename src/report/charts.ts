@@ -76,7 +76,8 @@ export function distributionSpec(p: PatternAnalysis): TopLevelSpec {
     { name: `current TTL ${formatMs(p.ttl.currentMs)}`, ms: Math.max(p.ttl.currentMs, 0.001), color: VERDICT_COLOR[p.verdict], dash: [] },
     { name: `recommended ${formatMs(p.recommendedTtlMs)}`, ms: p.recommendedTtlMs, color: '#2e7d32', dash: [8, 3] },
   ];
-  const x = { type: 'quantitative', scale: { type: 'log' }, title: 'hold time, ms (log scale)' } as const;
+  // Padded, so that a line at the largest value (a TTL of exactly 10 s) never sits on the chart's edge.
+  const x = { type: 'quantitative', scale: { type: 'log', padding: 12 }, title: 'hold time, ms (log scale)' } as const;
   return {
     ...base,
     width: WIDTH,
@@ -127,7 +128,7 @@ export function hourlySpec(p: PatternAnalysis): TopLevelSpec {
     { name: `recommended ${formatMs(p.recommendedTtlMs)}`, ms: p.recommendedTtlMs, color: '#2e7d32', dash: [8, 3] },
   ];
   const series = ['p99', 'longest hold'];
-  const y = { type: 'quantitative', scale: { type: 'log' }, title: 'ms (log scale)' } as const;
+  const y = { type: 'quantitative', scale: { type: 'log', padding: 8 }, title: 'ms (log scale)' } as const;
   const color = {
     field: 'name',
     type: 'nominal',
