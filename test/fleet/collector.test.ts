@@ -195,6 +195,8 @@ describe('collect never hangs on a Redis that does not answer', () => {
       const col = start([cli, 'collect', '--redis', hung.url, '--db', join(dir, 'hung.db')]);
       await hung.firstConnection;
       await sleep(200);
+      // Its startup line came at once, before Redis answered anything.
+      expect(col.output()).toMatch(/^collecting ttl-advisor:samples \(group ttl-advisor, consumer \S+\) from redis:\/\/127\.0\.0\.1:\d+ into \S+hung\.db\n/);
       const sent = Date.now();
       col.proc.kill('SIGTERM');
       const { code } = await col.exited;

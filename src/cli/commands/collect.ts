@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { TtlAdvisorError } from '../../errors.js';
+import { defaultInstanceId } from '../../token.js';
 import { COLLECTOR_DEFAULTS, StreamCollector } from '../../fleet/collector.js';
 import { positiveNumber } from '../args.js';
 import type { Io } from '../io.js';
@@ -36,6 +37,10 @@ export function registerCollect(program: Command, io: Io): void {
       process.once('SIGTERM', onSignal);
       process.once('SIGINT', onSignal);
       // The collector blocks in XREADGROUP, so it gets a connection of its own; reconnects by itself if Redis restarts.
+      // At once, before Redis has answered: what this collector will do, and where.
+      const consumer = options.consumer ?? defaultInstanceId();
+      const say = lineWriter(io);
+      say.line(`collecting ${options.stream} (group ${options.group}, consumer ${consumer}) from ${shown} into ${options.db}`);
       let connection;
       try {
         connection = await connectRedis(url, 'follow', { cancel: stop.signal });
@@ -43,28 +48,27 @@ export function registerCollect(program: Command, io: Io): void {
         process.off('SIGTERM', onSignal);
         process.off('SIGINT', onSignal);
         if (!stop.signal.aborted) throw error;
-        io.stderr('stopped before Redis answered; nothing collected\n');
+        say.line('stopped before Redis answered; nothing collected');
         return;
       }
       const { client: redis, close } = connection;
-      io.stderr(`collecting ${options.stream} (group ${options.group}) from ${shown} into ${options.db}\n`);
       const collector = new StreamCollector(redis, {
         db: options.db,
         stream: options.stream,
         group: options.group,
-        consumer: options.consumer,
+        consumer,
         claimIdleMs: Math.round(options.claimIdleMs),
         progressIntervalMs: Math.round(options.progressMs),
         onProgress: (p) =>
-          io.stderr(
-            `collected ${p.entries} entries (${p.entriesPerSecond.toFixed(1)}/s), ${p.samples} locks; ${p.duplicates} redelivered, ${p.claimed} claimed, ${p.bad} bad; lag ${p.lag ?? '?'}, pending ${p.pending ?? '?'}\n`,
+          say.progress(
+            `collected ${p.entries} entries (${p.entriesPerSecond.toFixed(1)}/s), ${p.samples} locks; ${p.duplicates} redelivered, ${p.claimed} claimed, ${p.bad} bad; lag ${p.lag ?? '?'}, pending ${p.pending ?? '?'}`,
           ),
-        onBadEntry: (id, error) => io.stderr(`skipped stream entry ${id}: ${error.message}\n`),
-        onRedisError: (error) => io.stderr(`redis: ${error.message}; retrying\n`),
+        onBadEntry: (id, error) => say.line(`skipped stream entry ${id}: ${error.message}`),
+        onRedisError: (error) => say.line(`redis: ${error.message}; retrying`),
       });
       try {
         const totals = await collector.run(stop.signal);
-        io.stderr(`stopped: ${totals.entries} entries, ${totals.samples} locks collected into ${options.db}\n`);
+        say.line(`stopped: ${totals.entries} entries, ${totals.samples} locks collected into ${options.db}`);
       } catch (error) {
         if (error instanceof TtlAdvisorError) throw error;
         throw new TtlAdvisorError(`collect from ${shown} failed: ${(error as Error).message}`);
@@ -74,4 +78,23 @@ export function registerCollect(program: Command, io: Io): void {
         close();
       }
     });
+}
+
+/**
+ * Lines on stderr; progress updates in place on a terminal (one line that keeps
+ * changing) and as lines in a log. Any other line first ends the line in place.
+ */
+function lineWriter(io: Io): { line(text: string): void; progress(text: string): void } {
+  let inPlace = false;
+  return {
+    line(text) {
+      io.stderr(`${inPlace ? '\r\u001b[2K' : ''}${text}\n`);
+      inPlace = false;
+    },
+    progress(text) {
+      if (!io.isTty) return void io.stderr(`${text}\n`);
+      io.stderr(`\r\u001b[2K${text}`);
+      inPlace = true;
+    },
+  };
 }
