@@ -40,6 +40,8 @@ export function mergeDatabases(outPath: string, inputPaths: readonly string[]): 
       // A consistent copy, the output's WAL included, made without writing to the output.
       const source = openForReading(outPath);
       try {
+        // VACUUM INTO writes the copy only; a reading connection refuses it while `query_only`.
+        source.pragma('query_only = OFF');
         source.prepare('VACUUM INTO ?').run(temp);
       } finally {
         source.close();

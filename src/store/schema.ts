@@ -189,6 +189,29 @@ export function openForWriting(path: string, busyTimeoutMs: number): Db {
   }
 }
 
+/**
+ * A reading connection that leaves no trace. SQLite's read-only connections to
+ * a WAL-mode file create its `-wal` and `-shm` files and, unable to clean up,
+ * leave them behind beside the user's database. So when neither exists (no
+ * writer has the file open), the file is opened read-write but `query_only`,
+ * which refuses every write, and closing it as the last connection removes
+ * them; when they exist, another connection owns them, and a read-only
+ * connection changes nothing. A file that may not be written is opened read-only.
+ */
+function openQuietly(path: string): Db {
+  if (!existsSync(`${path}-wal`) && !existsSync(`${path}-shm`)) {
+    try {
+      const db = openDatabase(path, { fileMustExist: true });
+      db.pragma('query_only = ON');
+      return db;
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? '';
+      if (!/^SQLITE_(CANTOPEN|READONLY|PERM|AUTH)/.test(code)) throw error;
+    }
+  }
+  return openDatabase(path, { readonly: true, fileMustExist: true });
+}
+
 /** The schema version of an open database (`PRAGMA user_version`). */
 export function schemaVersionOf(db: Db): number {
   return db.pragma('user_version', { simple: true }) as number;
@@ -203,7 +226,7 @@ export function openForReading(path: string): Db {
   if (statSync(path).isDirectory()) throw new DatabaseError(path, `${path} is a directory, not a samples database`);
   let db: Db;
   try {
-    db = openDatabase(path, { readonly: true, fileMustExist: true });
+    db = openQuietly(path);
   } catch (error) {
     throw new DatabaseError(path, `Cannot open ${path}: ${(error as Error).message}`, { cause: error });
   }

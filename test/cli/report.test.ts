@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -106,6 +106,18 @@ describe('ttl-advisor report', () => {
     expect(code).toBe(0);
     expect(stderr).toMatch(/warning: No samples yet: wrap your locks with a recorder/);
     expect(readFileSync(join(out, 'ttl-report.html'), 'utf8')).toMatch(/No samples in this window yet/);
+  });
+
+  it('reading leaves nothing beside the database: no -wal or -shm file, and its bytes as they were', async () => {
+    const copy = join(dir, 'quiet.db');
+    copyFileSync(demo, copy);
+    const before = readFileSync(copy);
+    for (const args of [['report', '--db', copy, '--out', outDir()], ['stats', '--db', copy], ['report', '--db', copy, '--since', '2030-01-01']]) {
+      await runCli(args);
+      expect(existsSync(`${copy}-wal`), args.join(' ')).toBe(false);
+      expect(existsSync(`${copy}-shm`), args.join(' ')).toBe(false);
+    }
+    expect(readFileSync(copy).equals(before)).toBe(true);
   });
 
   it('a directory as --db, or --out naming a file: one clear line, exit 2', async () => {
