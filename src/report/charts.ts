@@ -59,13 +59,18 @@ export function overviewSpec(analysis: Analysis): TopLevelSpec {
     data: { values: rows },
     layer: [
       { mark: { type: 'rule', strokeWidth: 4, opacity: 0.45 }, encoding: { y, x: { ...x, field: 'lo' }, x2: { field: 'hi' }, color: verdictColor } },
-      { mark: { type: 'tick', orient: 'vertical', color: '#37474f', thickness: 2, size: 14 }, encoding: { y, x: { ...x, field: 'p99' } } },
-      { mark: { type: 'point', shape: 'circle', filled: false, size: 150, strokeWidth: 2.5, color: '#1f2328' }, encoding: { y, x: { ...x, field: 'current' } } },
+      {
+        mark: { type: 'tick', orient: 'vertical', color: '#37474f', thickness: 2, size: 14 },
+        // A tall chart gets its axis at the top too, so the first rows need no scrolling to read.
+        encoding: { y, x: { ...x, field: 'p99', axis: rows.length > 12 ? { ...x.axis, orient: 'top', title: null } : null } },
+      },
+      { mark: { type: 'point', shape: 'circle', filled: false, size: 150, strokeWidth: 2.5, color: '#1f2328' }, encoding: { y, x: { ...x, field: 'current', axis: null } } },
       {
         mark: { type: 'point', shape: 'diamond', filled: true, size: 90, stroke: 'white', strokeWidth: 1 },
-        encoding: { y, x: { ...x, field: 'recommended' }, color: { ...verdictColor, legend: null } },
+        encoding: { y, x: { ...x, field: 'recommended', axis: null }, color: { ...verdictColor, legend: null } },
       },
     ],
+    resolve: { axis: { x: 'independent' } },
   } as TopLevelSpec;
 }
 

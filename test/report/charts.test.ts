@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PatternAnalysis } from '../../src/analyze/summarize.js';
-import { hourlySpec } from '../../src/report/charts.js';
+import { hourlySpec, overviewSpec } from '../../src/report/charts.js';
 import { renderSvg } from '../../src/report/render-svg.js';
 
 const HOUR = 3_600_000;
@@ -30,5 +30,30 @@ describe('the hourly chart', () => {
     const p99Path = [...svg.matchAll(/<path aria-label="[^"]*name: p99"[^>]*d="([^"]+)"/g)].map((m) => m[1]!);
     expect(p99Path).toHaveLength(1);
     expect(p99Path[0]!.match(/M/g)).toHaveLength(2);
+  });
+});
+
+describe('the overview chart', () => {
+  const row = (i: number, currentMs: number, recommendedTtlMs: number, verdict: string) => ({
+    pattern: `svc${i}:lock:{id}`,
+    holdMs: { p99: recommendedTtlMs / 3 },
+    ttl: { currentMs },
+    recommendedTtlMs,
+    verdict,
+  });
+
+  it('shows both markers when the current and recommended TTL nearly coincide, and names each verdict', async () => {
+    const svg = await renderSvg(overviewSpec({ patterns: [row(1, 5000, 5100, 'too-short'), row(2, 3000, 3000, 'ok')] } as never));
+    // A ring and a diamond per row, however close: two point marks each.
+    expect(svg.match(/aria-roledescription="point"/g)).toHaveLength(4);
+    expect(svg).toContain('1. svc1:lock:{id} · too short');
+    expect(svg).toContain('2. svc2:lock:{id} · ok');
+    expect(svg.match(/aria-roledescription="axis"/g)).toHaveLength(2);
+  });
+
+  it('a tall chart has its axis at the top as well', async () => {
+    const patterns = Array.from({ length: 16 }, (_, i) => row(i + 1, 3000 * (i + 1), 3000, i % 2 ? 'too-long' : 'ok'));
+    const svg = await renderSvg(overviewSpec({ patterns } as never));
+    expect(svg.match(/aria-roledescription="axis"/g)).toHaveLength(3);
   });
 });
