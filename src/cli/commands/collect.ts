@@ -84,7 +84,7 @@ export function registerCollect(program: Command, io: Io): void {
  * Lines on stderr; progress updates in place on a terminal (one line that keeps
  * changing) and as lines in a log. Any other line first ends the line in place.
  */
-function lineWriter(io: Io): { line(text: string): void; progress(text: string): void } {
+export function lineWriter(io: Pick<Io, 'stderr' | 'isTty'>): { line(text: string): void; progress(text: string): void } {
   let inPlace = false;
   return {
     line(text) {
