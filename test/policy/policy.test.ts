@@ -1,5 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, PolicyFileError } from '../../src/errors.js';
 import { DEFAULT_POLICY_TTL_MS, formatPolicy, loadTtlPolicy, parsePolicy, TtlPolicy } from '../../src/policy/policy.js';
@@ -90,5 +92,44 @@ describe('policy files that JSON.parse would quietly misread', () => {
     expect(() => parsePolicy('{ "locks": {}, "locks": { "a:{id}": { "ttlMs": 1 } } }', 'p.json')).toThrow(/"locks" appears twice/);
     // The same key in two different objects, and escapes that only look alike, are fine.
     expect(() => parsePolicy('{ "locks": { "a:{id}": { "ttlMs": 1, "reason": "ttlMs" }, "a:\\u007bx}": { "ttlMs": 2 } } }', 'p.json')).not.toThrow();
+  });
+});
+
+describe("apply's diff", () => {
+  const run = promisify(execFile);
+
+  /** A git repository holding `text` as policy.json, to try the diff on. */
+  async function repoWith(text: string): Promise<string> {
+    const repo = mkdtempSync(join(dir, 'repo-'));
+    await run('git', ['init', '-q'], { cwd: repo });
+    writeFileSync(join(repo, 'policy.json'), text);
+    return repo;
+  }
+
+  async function gitApplies(repo: string, diff: string, expected: string): Promise<void> {
+    writeFileSync(join(repo, 'change.diff'), diff);
+    await run('git', ['apply', '--check', 'change.diff'], { cwd: repo });
+    await run('git', ['apply', 'change.diff'], { cwd: repo });
+    expect(readFileSync(join(repo, 'policy.json'), 'utf8')).toBe(expected);
+  }
+
+  it('is a unified diff with line ranges that git apply takes, several hunks included', async () => {
+    const entries = (ttl: (i: number) => number) =>
+      formatPolicy({ locks: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`svc${i}:lock:{id}`, { ttlMs: ttl(i) }])) });
+    const before = entries(() => 3000);
+    const after = entries((i) => (i === 2 || i === 20 ? 9000 : 3000)).replace('\n  }\n}\n', ',\n    "new:lock:{id}": { "ttlMs": 4000 }\n  }\n}\n');
+    const diff = unifiedDiff(before, after, './policy.json');
+    expect(diff.split('\n').slice(0, 2)).toEqual(['--- a/policy.json', '+++ b/policy.json']);
+    expect(diff.match(/^@@ -\d+(,\d+)? \+\d+(,\d+)? @@$/gm)).toHaveLength(3);
+    expect(diff).toContain('@@ -2,7 +2,7 @@');
+    await gitApplies(await repoWith(before), diff, after);
+  });
+
+  it('marks a last line without a newline, as diff does, and git apply takes that too', async () => {
+    const before = '{\n  "locks": {\n    "a:{id}": { "ttlMs": 100 }\n  }\n}';
+    const after = formatPolicy(parsePolicy(before.replace('100', '200')));
+    const diff = unifiedDiff(before, after, 'policy.json');
+    expect(diff).toContain('\\ No newline at end of file');
+    await gitApplies(await repoWith(before), diff, after);
   });
 });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { applyRecommendations, DEFAULT_APPLY_MIN_CHANGE_PERCENT } from '../../policy/apply.js';
 import { unifiedDiff } from '../../policy/diff.js';
 import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy, parsePolicy } from '../../policy/policy.js';
@@ -35,7 +36,9 @@ export function registerApply(program: Command, io: Io): void {
       const after = formatPolicy(document);
       // What is written must load: checked against the same rules as any policy file.
       parsePolicy(after, options.policy);
-      io.stdout(unifiedDiff(before, after, options.policy));
+      // Named from the working directory (a repository's root, in CI), so `git apply` takes the diff as printed.
+      const relativeName = relative(process.cwd(), resolve(options.policy));
+      io.stdout(unifiedDiff(before, after, relativeName.startsWith('..') || isAbsolute(relativeName) ? options.policy : relativeName));
       for (const c of changes) {
         io.stdout(`${c.fromMs === undefined ? 'added' : 'changed'} ${c.pattern}: ${c.fromMs === undefined ? '' : `${formatMs(c.fromMs)} → `}${formatMs(c.toMs)}\n`);
       }
