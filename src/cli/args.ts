@@ -35,6 +35,17 @@ export function wholeMilliseconds(name: string, min: number) {
   };
 }
 
+/** A commander parser for a duration: `24h`, `90m`, `2d`, `1w`, `30s`, or `0`. */
+export function duration(name: string) {
+  return (value: string): number => {
+    const text = value.trim();
+    if (text === '0') return 0;
+    const match = /^(\d+(?:\.\d+)?)\s*([smhdw])$/i.exec(text);
+    if (!match) throw new InvalidArgumentError(`Expected ${name} to be a duration like 24h, 90m or 2d.`);
+    return Number(match[1]) * UNITS[match[2]!.toLowerCase()]!;
+  };
+}
+
 /** A commander parser for repeatable options: each use adds a value. */
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];

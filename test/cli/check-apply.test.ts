@@ -80,6 +80,38 @@ describe('ttl-advisor check', () => {
   });
 });
 
+describe('ttl-advisor apply moves a TTL only on evidence, and says what it left out', () => {
+  it('one hour of data changes nothing, line by line why; --min-window lowers the bar', async () => {
+    // The daily peak's hour: enough samples, too short a window.
+    const hour = buildDb(dir, 'one-hour.db', { hours: 1, startMs: Date.UTC(2026, 10, 28, 14) });
+    const policy = policyFile({ 'order:lock:product:{id}': { ttlMs: 5000 } });
+    const before = readFileSync(policy, 'utf8');
+    const { code, stdout } = await runCli(['apply', '--policy', policy, '--db', hour]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/: no changes; \d+ recommendation\(s\) left out:\n/);
+    expect(stdout).toMatch(/^skipped order:lock:product:\{id\} \(5 s → 3 s\): short window: \d+ min of data, --min-window is 24\.0 h$/m);
+    expect(readFileSync(policy, 'utf8')).toBe(before);
+
+    const lowered = await runCli(['apply', '--policy', policy, '--db', hour, '--min-window', '30m']);
+    expect(lowered.stdout).toMatch(/^changed order:lock:product:\{id\}: 5 s → 3 s$/m);
+
+    const bad = await runCli(['apply', '--policy', policy, '--db', hour, '--min-window', 'a while']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/Expected --min-window to be a duration like 24h, 90m or 2d/);
+  });
+
+  it('pinned entries, small moves and thin data are each named with their reason', async () => {
+    const policy = policyFile({
+      'payment:lock:order:{id}': { ttlMs: 5000, pinned: true, reason: 'gateway timeout is 4 s' },
+      'order:lock:product:{id}': { ttlMs: 3100 },
+    });
+    const { stdout } = await runCli(['apply', '--policy', policy, '--db', demo, '--dry-run']);
+    expect(stdout).toMatch(/^skipped payment:lock:order:\{id\} \(5 s → [\d.]+ s\): pinned \(gateway timeout is 4 s\)$/m);
+    expect(stdout).toMatch(/^skipped order:lock:product:\{id\} \(3\.1 s → 3 s\): under --min-change: 3\.2 % < 10 %$/m);
+    expect(stdout).toMatch(/^skipped mail:lock:user:\{id\} \(not in the file → [\d.]+ s\): too few samples: \d+ hold times, 299 needed$/m);
+  });
+});
+
 describe('ttl-advisor apply', () => {
   it('writes the recommendations, keeps pinned entries and order, adds new patterns, and is idempotent', async () => {
     const policy = policyFile({

@@ -1,17 +1,19 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
-import { applyRecommendations, DEFAULT_APPLY_MIN_CHANGE_PERCENT } from '../../policy/apply.js';
+import { applyRecommendations, DEFAULT_APPLY_MIN_CHANGE_PERCENT, DEFAULT_APPLY_MIN_WINDOW_MS } from '../../policy/apply.js';
 import { unifiedDiff } from '../../policy/diff.js';
 import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy, parsePolicy } from '../../policy/policy.js';
+import { printable } from '../../text.js';
 import { formatMs } from '../../units.js';
-import { addAnalysisOptions, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
+import { addAnalysisOptions, duration, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
 import { writeFileAtomic, type Io } from '../io.js';
 
 interface ApplyCommandOptions extends AnalysisOptions {
   policy: string;
   dryRun?: boolean;
   minChange: number;
+  minWindow: number;
 }
 
 /** `ttl-advisor apply`: writes the recommendations into the policy file and prints the diff. */
@@ -23,14 +25,25 @@ export function registerApply(program: Command, io: Io): void {
   )
     .option('--policy <file>', 'the TTL policy file', DEFAULT_POLICY_PATH)
     .option('--dry-run', 'print the diff without writing')
+    .addOption(
+      new Option('--min-window <duration>', 'move no TTL on a pattern whose data spans less than this (24h, 90m, 2d; 0 for no limit)')
+        .argParser(duration('--min-window'))
+        .default(DEFAULT_APPLY_MIN_WINDOW_MS, '24h'),
+    )
     .option('--min-change <percent>', 'leave TTLs alone whose recommendation differs by less than this', nonNegativeNumber('--min-change'), DEFAULT_APPLY_MIN_CHANGE_PERCENT)
     .action((options: ApplyCommandOptions) => {
       const policy = loadTtlPolicy(options.policy);
       const before = readFileSync(options.policy, 'utf8');
       const analysis = runAnalysis(options, io);
-      const { document, changes } = applyRecommendations(analysis, policy, { minChangePercent: options.minChange });
+      const { document, changes, skipped } = applyRecommendations(analysis, policy, { minChangePercent: options.minChange, minWindowMs: options.minWindow });
+      // Every recommendation left out, and why: "no changes" must not read as "the data agrees".
+      const skips = skipped.map((s) => `skipped ${printable(s.pattern)} (${s.fromMs === undefined ? 'not in the file' : formatMs(s.fromMs)} → ${formatMs(s.toMs)}): ${s.detail}\n`).join('');
       if (changes.length === 0) {
-        io.stdout(`${options.policy}: no changes; every TTL matches the data within ${options.minChange} %.\n`);
+        io.stdout(
+          skipped.length === 0
+            ? `${options.policy}: no changes; every TTL matches the data.\n`
+            : `${options.policy}: no changes; ${skipped.length} recommendation(s) left out:\n${skips}`,
+        );
         return;
       }
       const after = formatPolicy(document);
@@ -42,6 +55,7 @@ export function registerApply(program: Command, io: Io): void {
       for (const c of changes) {
         io.stdout(`${c.fromMs === undefined ? 'added' : 'changed'} ${c.pattern}: ${c.fromMs === undefined ? '' : `${formatMs(c.fromMs)} → `}${formatMs(c.toMs)}\n`);
       }
+      io.stdout(skips);
       if (options.dryRun) {
         io.stdout('(dry run: nothing written)\n');
         return;
