@@ -4,6 +4,7 @@ import { TtlAdvisorError } from '../errors.js';
 import { registerApply } from './commands/apply.js';
 import { registerCheck } from './commands/check.js';
 import { registerCollect } from './commands/collect.js';
+import { registerInit } from './commands/init.js';
 import { registerLocks } from './commands/locks.js';
 import { registerMerge } from './commands/merge.js';
 import { registerPrune } from './commands/prune.js';
@@ -23,6 +24,7 @@ export function buildProgram(io: Io = processIo, state: RunState = { exitCode: 0
   registerReport(program, io);
   registerCheck(program, io, state);
   registerApply(program, io);
+  registerInit(program, io);
   registerStats(program, io);
   registerLocks(program, io);
   registerCollect(program, io);

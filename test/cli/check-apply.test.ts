@@ -112,6 +112,28 @@ describe('ttl-advisor apply moves a TTL only on evidence, and says what it left 
   });
 });
 
+describe('ttl-advisor init', () => {
+  it('writes the first policy file from the data, lists what it left out, and never overwrites one', async () => {
+    const policy = join(dir, 'first-policy.json');
+    const { code, stdout } = await runCli(['init', '--policy', policy, '--db', demo]);
+    expect(code).toBe(0);
+    const written = JSON.parse(readFileSync(policy, 'utf8'));
+    expect(written.locks['payment:lock:order:{id}'].ttlMs).toBeGreaterThan(5000);
+    expect(written.locks['order:lock:product:{id}']).toEqual({ ttlMs: 3000 });
+    expect(written.locks['mail:lock:user:{id}']).toBeUndefined();
+    expect(stdout).toMatch(/^wrote .*first-policy\.json: \d+ pattern\(s\)$/m);
+    expect(stdout).toMatch(/^  mail:lock:user:\{id\} \([\d.]+ s recommended\): too few samples: \d+ hold times, 299 needed$/m);
+    // What init wrote, apply leaves as it is.
+    expect((await runCli(['apply', '--policy', policy, '--db', demo])).stdout).not.toMatch(/^changed /m);
+
+    const before = readFileSync(policy, 'utf8');
+    const again = await runCli(['init', '--policy', policy, '--db', demo]);
+    expect(again.code).toBe(2);
+    expect(again.stderr.trim()).toBe(`ttl-advisor: ${policy} exists already; ttl-advisor apply updates it`);
+    expect(readFileSync(policy, 'utf8')).toBe(before);
+  });
+});
+
 describe('ttl-advisor apply', () => {
   it('writes the recommendations, keeps pinned entries and order, adds new patterns, and is idempotent', async () => {
     const policy = policyFile({
