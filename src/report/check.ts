@@ -17,14 +17,28 @@ function note(row: CheckRow): string {
   return parts.join(' · ');
 }
 
+/**
+ * The first line, stating what the exit code states: it fails (exit 1) only
+ * when a TTL must rise or a lock expired, and says so; anything else is at
+ * most a warning.
+ */
+export function checkHeadline(result: CheckResult): string {
+  const failing = result.rows.filter((r) => r.failing).length;
+  const missingExpired = result.missingFromPolicy.filter((p) => p.outcomes.expired > 0).length;
+  const missing = result.missingFromPolicy.length;
+  const missingNote = missing > 0 ? `${missing} pattern(s) missing from the policy${missingExpired ? `, ${missingExpired} with expired locks` : ''}` : '';
+  if (result.exitCode === 1) {
+    const parts = [failing > 0 ? `${result.rows.length} TTL(s) need attention, ${failing} failing` : '', missingNote].filter(Boolean);
+    return `### ttl-advisor check: fails ❌ — ${parts.join('; ')}`;
+  }
+  if (result.rows.length === 0 && missing === 0) return '### ttl-advisor check: every configured TTL matches the data ✅';
+  const parts = [result.rows.length > 0 ? `${result.rows.length} TTL(s) need attention` : '', missingNote].filter(Boolean);
+  return `### ttl-advisor check: passes, with warnings ⚠️ — ${parts.join('; ')}`;
+}
+
 /** The `check` result as Markdown for a PR comment: only what needs attention, with its evidence. */
 export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): string {
-  const failing = result.rows.filter((r) => r.failing).length;
-  const title =
-    result.rows.length === 0
-      ? '### ttl-advisor check: every configured TTL matches the data ✅'
-      : `### ttl-advisor check: ${result.rows.length} TTL(s) need attention${failing ? `, ${failing} failing` : ''}`;
-  const lines = [title, '', describeRun(analysis), ''];
+  const lines = [checkHeadline(result), '', describeRun(analysis), ''];
   if (result.rows.length > 0) {
     lines.push('| pattern | TTL | recommended | change | samples | p99 | expired | |', '|---|---:|---:|---:|---:|---:|---:|---|');
     for (const row of result.rows) {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEMO_PATTERNS } from '../../fixtures/generate.js';
+import { DEMO_PATTERNS, lognormal } from '../../fixtures/generate.js';
 import { formatPolicy } from '../../src/policy/policy.js';
 import { runCli } from '../helpers/cli.js';
 import { buildDb } from '../helpers/fixtures.js';
@@ -38,7 +38,11 @@ describe('ttl-advisor check', () => {
     const policy = policyFile({ 'order:lock:product:{id}': { ttlMs: 5000 }, 'cart:lock:{uuid}': { ttlMs: 3000 } });
     const { code, stdout } = await runCli(['check', '--policy', policy, '--db', calm]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/every configured TTL matches the data/);
+    // The headline says what exit 0 says, and what it does not cover: patterns the policy leaves to the default.
+    expect(stdout.split('\n')[0]).toMatch(/^### ttl-advisor check: passes, with warnings ⚠️ — \d+ pattern\(s\) missing from the policy$/);
+    const all = policyFile(Object.fromEntries(Object.keys(DEMO_PATTERNS).filter((p) => !p.startsWith('payment') && !p.startsWith('<img')).map((p) => [p, { ttlMs: 300_000, pinned: true }])));
+    const covered = await runCli(['check', '--policy', all, '--db', calm]);
+    expect(covered.stdout.split('\n')[0]).toMatch(/^### ttl-advisor check: (every configured TTL matches the data ✅|passes, with warnings ⚠️ — \d+ TTL\(s\) need attention)$/);
   });
 
   it('a too-long TTL fails only with --strict; few samples only with --fail-on-insufficient-data', async () => {
@@ -109,6 +113,42 @@ describe('ttl-advisor apply moves a TTL only on evidence, and says what it left 
     expect(stdout).toMatch(/^skipped payment:lock:order:\{id\} \(5 s → [\d.]+ s\): pinned \(gateway timeout is 4 s\)$/m);
     expect(stdout).toMatch(/^skipped order:lock:product:\{id\} \(3\.1 s → 3 s\): under --min-change: 3\.2 % < 10 %$/m);
     expect(stdout).toMatch(/^skipped mail:lock:user:\{id\} \(not in the file → [\d.]+ s\): too few samples: \d+ hold times, 299 needed$/m);
+  });
+});
+
+describe('ttl-advisor check --format github', () => {
+  it('annotates the policy file on each entry line, at most 10, errors first, and writes the summary for the job', async () => {
+    const patterns = Object.fromEntries(
+      Array.from({ length: 15 }, (_, i) => [`svc${String.fromCharCode(97 + i)}:lock:{id}`, { key: (id: number) => `svc${String.fromCharCode(97 + i)}:lock:${id}`, perHour: 20, holdMs: lognormal(200, 0.3), ttlMs: 100 }]),
+    );
+    const db = buildDb(dir, 'fifteen.db', { patterns });
+    // One entry per line: entry i sits on line i + 3; all too short (100 ms against a p99 near 400 ms).
+    const policy = policyFile(Object.fromEntries(Object.keys(patterns).map((p) => [p, { ttlMs: 100 }])));
+    const text = formatPolicy({ locks: Object.fromEntries(Object.keys(patterns).map((p) => [p, { ttlMs: 100 }])) });
+    writeFileSync(policy, text);
+    const summaryFile = join(dir, 'step-summary.md');
+    writeFileSync(summaryFile, '');
+    process.env.GITHUB_STEP_SUMMARY = summaryFile;
+    try {
+      const { code, stdout } = await runCli(['check', '--policy', policy, '--db', db, '--format', 'github']);
+      expect(code).toBe(1);
+      const annotations = stdout.split('\n').filter((l) => l.startsWith('::'));
+      expect(annotations).toHaveLength(10);
+      const lines = text.split('\n');
+      for (const a of annotations) {
+        const match = /^::error file=([^,]+),line=(\d+),title=(.+?)::TTL 100 ms, recommended [\d.]+ s/.exec(a)!;
+        expect(match, a).not.toBeNull();
+        expect(match[1]).toBe(policy);
+        const pattern = match[3]!.replace(/%3A/g, ':').replace(/%2C/g, ',').replace(/: [a-z ]+$/, '');
+        expect(lines[Number(match[2]) - 1]).toContain(`"${pattern}"`);
+      }
+      expect(stdout.trim().split('\n').at(-1)).toMatch(/^ttl-advisor check: fails ❌ — 15 TTL\(s\) need attention, 15 failing$/);
+      const summary = readFileSync(summaryFile, 'utf8');
+      expect(summary).toMatch(/^### ttl-advisor check: fails ❌/);
+      expect(summary).toMatch(/5 more finding\(s\) without an annotation of their own/);
+    } finally {
+      delete process.env.GITHUB_STEP_SUMMARY;
+    }
   });
 });
 

@@ -1,13 +1,15 @@
 import { Option, type Command } from 'commander';
 import { checkPolicy } from '../../policy/check.js';
 import { DEFAULT_POLICY_PATH, loadTtlPolicy } from '../../policy/policy.js';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { renderCheckJson, renderCheckMarkdown } from '../../report/check.js';
+import { renderCheckGithub } from '../../report/github.js';
 import { addAnalysisOptions, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
 import type { Io, RunState } from '../io.js';
 
 interface CheckCommandOptions extends AnalysisOptions {
   policy: string;
-  format: 'md' | 'json';
+  format: 'md' | 'json' | 'github';
   strict?: boolean;
   failOnInsufficientData?: boolean;
   minChange?: number;
@@ -21,7 +23,11 @@ export function registerCheck(program: Command, io: Io, state: RunState): void {
       .description('Compare the TTLs in a policy file with the data; Markdown for a PR comment. Exit 1 when a TTL must rise or a lock expired.'),
   )
     .option('--policy <file>', 'the TTL policy file', DEFAULT_POLICY_PATH)
-    .addOption(new Option('--format <format>', 'output format').choices(['md', 'json']).default('md'))
+    .addOption(
+      new Option('--format <format>', 'md, json, or github: annotations on the policy file and the Markdown to $GITHUB_STEP_SUMMARY')
+        .choices(['md', 'json', 'github'])
+        .default('md'),
+    )
     .option('--strict', 'also fail on TTLs more than 3× the recommendation')
     .option('--fail-on-insufficient-data', 'fail when a configured pattern has too few samples for a p99')
     .option('--min-change <percent>', 'hide (and do not fail on) moves smaller than this', nonNegativeNumber('--min-change'))
@@ -33,7 +39,12 @@ export function registerCheck(program: Command, io: Io, state: RunState): void {
         failOnInsufficientData: options.failOnInsufficientData,
         minChangePercent: options.minChange,
       });
-      io.stdout(options.format === 'json' ? renderCheckJson(result, analysis) : renderCheckMarkdown(result, analysis));
+      if (options.format === 'github') {
+        const { annotations, summary } = renderCheckGithub(result, analysis, { path: options.policy, text: readFileSync(options.policy, 'utf8') });
+        const summaryFile = process.env.GITHUB_STEP_SUMMARY;
+        if (summaryFile) appendFileSync(summaryFile, summary + '\n');
+        io.stdout(annotations + (summaryFile ? '' : `\n${summary}`));
+      } else io.stdout(options.format === 'json' ? renderCheckJson(result, analysis) : renderCheckMarkdown(result, analysis));
       state.exitCode = result.exitCode;
     });
 }
