@@ -45,6 +45,8 @@ export interface PatternAnalysis {
   /** 95 % upper confidence bound of the hold-time p99 (ms); absent below {@link MIN_SAMPLES_FOR_P99} samples. */
   p99UpperBoundMs: number | undefined;
   recommendedTtlMs: number;
+  /** What the data needs before the floor and rounding: multiplier × p99, at least the p99's upper bound (ms). */
+  neededMs: number;
   verdict: Verdict;
   /** Readable notes: contention, few samples, expirations. */
   hints: string[];
@@ -124,10 +126,12 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
   const p99Ms = ms(hold.valueAtPercentile(99));
   const rank = upperBoundRank(holdCount);
   const recommendedTtlMs = recommendTtl(p99Ms, policy);
+  const p99UpperBoundMs = rank === undefined ? undefined : ms(hold.valueAtRank(rank));
+  const neededMs = Math.max(policy.multiplier * p99Ms, p99UpperBoundMs ?? 0);
   const ttl = currentTtl(ttls);
   const waitP99Ms = ms(wait.valueAtPercentile(99));
 
-  const verdict = verdictFor(ttl.currentMs, { expired: outcomes.expired, holdCount, recommendedTtlMs });
+  const verdict = verdictFor(ttl.currentMs, { expired: outcomes.expired, holdCount, recommendedTtlMs, neededMs, floorMs: policy.floorMs });
 
   const hints: string[] = [];
   if (outcomes.expired > 0) {
@@ -177,7 +181,8 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     ttl,
     firstMs: Number.isFinite(firstMs) ? firstMs : 0,
     lastMs: Number.isFinite(lastMs) ? lastMs : 0,
-    p99UpperBoundMs: rank === undefined ? undefined : ms(hold.valueAtRank(rank)),
+    p99UpperBoundMs,
+    neededMs,
     recommendedTtlMs,
     verdict,
     hints,

@@ -4,15 +4,16 @@ import { TOO_LONG_FACTOR } from './recommend.js';
 /**
  * What a pattern's numbers say about a TTL, worst first:
  * - `expired`: a lock was lost in production (critical);
- * - `too-short`: the TTL is below the recommendation;
+ * - `too-short`: the TTL is below what the data needs (multiplier × p99, and the p99's upper bound);
  * - `too-long`: the TTL is more than 3× the recommendation (a crashed holder blocks others needlessly);
+ * - `below-floor`: the TTL covers the data's need but is under the recommendation's floor (hygiene, not risk);
  * - `ok`;
  * - `insufficient-data`: too few samples for a p99 claim at 95 % confidence.
  */
-export type Verdict = 'expired' | 'too-short' | 'too-long' | 'ok' | 'insufficient-data';
+export type Verdict = 'expired' | 'too-short' | 'too-long' | 'below-floor' | 'ok' | 'insufficient-data';
 
 /** Every verdict, in the order reports list them: worst first. */
-export const VERDICTS: readonly Verdict[] = Object.freeze(['expired', 'too-short', 'too-long', 'ok', 'insufficient-data']);
+export const VERDICTS: readonly Verdict[] = Object.freeze(['expired', 'too-short', 'too-long', 'below-floor', 'ok', 'insufficient-data']);
 
 /** What a verdict is judged from. */
 export interface VerdictEvidence {
@@ -21,13 +22,22 @@ export interface VerdictEvidence {
   /** Acquisitions with a hold time. */
   holdCount: number;
   recommendedTtlMs: number;
+  /** What the data itself needs, before the floor and the rounding: multiplier × p99, at least the p99's upper bound. */
+  neededMs: number;
+  /** The lowest TTL recommended (ms). */
+  floorMs: number;
 }
 
 /** The verdict for a TTL (the one in use, or one from a policy file), given a pattern's data. */
 export function verdictFor(ttlMs: number, evidence: VerdictEvidence): Verdict {
   if (evidence.expired > 0) return 'expired';
   if (evidence.holdCount < MIN_SAMPLES_FOR_P99) return 'insufficient-data';
-  if (ttlMs < evidence.recommendedTtlMs) return 'too-short';
+  if (ttlMs < evidence.recommendedTtlMs) {
+    // Short of what the data needs is risk; short only of the floor is hygiene; short only of the rounding, nothing.
+    if (ttlMs < evidence.neededMs) return 'too-short';
+    if (ttlMs < evidence.floorMs) return 'below-floor';
+    return 'ok';
+  }
   if (ttlMs > TOO_LONG_FACTOR * evidence.recommendedTtlMs) return 'too-long';
   return 'ok';
 }

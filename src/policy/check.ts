@@ -66,7 +66,7 @@ export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: Chec
     }
     seen.add(found.pattern);
     const configured = found.entry.ttlMs;
-    const verdict = verdictFor(configured, { expired: p.outcomes.expired, holdCount: p.holdCount, recommendedTtlMs: p.recommendedTtlMs });
+    const verdict = verdictFor(configured, { expired: p.outcomes.expired, holdCount: p.holdCount, recommendedTtlMs: p.recommendedTtlMs, neededMs: p.neededMs, floorMs: analysis.policy.floorMs });
     const changePercent = ((p.recommendedTtlMs - configured) / configured) * 100;
     const bigEnough = Math.abs(changePercent) >= minChange;
     const failing =
