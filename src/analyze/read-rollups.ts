@@ -109,6 +109,28 @@ export class RollupReader {
     return rows;
   }
 
+  /**
+   * The hold times (ms) of a pattern's expired locks in the window, from the raw
+   * rows (a recorder keeps a row for every failed lock, up to its budget): what
+   * `check` judges against a policy's TTL. At most `limit`.
+   */
+  expiredHolds(pattern: string, limit = 10_000): number[] {
+    const holds: number[] = [];
+    for (const db of this.dbs) {
+      const lost = schemaVersionOf(db) >= 5 ? 'AND r.lost = 0' : '';
+      const rows = db
+        .prepare(
+          `SELECT r.hold_us FROM raw_samples r JOIN series s ON s.id = r.series_id JOIN patterns p ON p.id = s.pattern_id
+            WHERE p.pattern = ? AND (r.flags & 3) = 1 ${lost} AND r.hold_us IS NOT NULL AND r.ts_ms >= ? AND r.ts_ms < ? LIMIT ?`,
+        )
+        .raw(true)
+        .all(pattern, this.fromBucket, this.toBucket, limit - holds.length) as [number][];
+      for (const [us] of rows) holds.push(us / 1000);
+      if (holds.length >= limit) break;
+    }
+    return holds;
+  }
+
   /** What the databases hold in all, whatever the window and patterns asked for. */
   held(): { samples: number; firstMs: number | undefined; lastMs: number | undefined } {
     let samples = 0;

@@ -57,6 +57,11 @@ export interface PatternAnalysis {
   unreadableRows: number;
   /** How close the holds came to the TTL, and what the recommendation changes. */
   risk: Risk;
+  /**
+   * The hold times (ms) of the expired locks that have raw rows (the analyzer
+   * reads them when some expired): `check` judges them against a policy's TTL.
+   */
+  expiredHoldsMs?: number[];
 }
 
 /** A wait p99 above this (ms), or more than {@link CONTENTION_NOT_ACQUIRED_RATE} failed acquisitions, suggests a too-broad key. */

@@ -26,6 +26,12 @@ export interface CheckRow {
   changePercent: number;
   /** The verdict for the configured TTL. */
   verdict: Verdict;
+  /** The TTL the data was recorded with (the most common); when it differs from the policy's, a deploy is pending. */
+  inUseTtlMs: number;
+  /** Expirations whose hold the policy's TTL covers: they happened under an older, shorter TTL and no longer fail. */
+  resolvedExpirations: number;
+  /** Expirations the policy's TTL does not cover (or whose hold time is unknown): these fail. */
+  expirations: number;
   /** Whether this row makes the check fail. */
   failing: boolean;
   analysis: PatternAnalysis;
@@ -66,7 +72,8 @@ export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: Chec
     }
     seen.add(found.pattern);
     const configured = found.entry.ttlMs;
-    const verdict = verdictFor(configured, { expired: p.outcomes.expired, holdCount: p.holdCount, recommendedTtlMs: p.recommendedTtlMs, neededMs: p.neededMs, floorMs: analysis.policy.floorMs });
+    const { beyond, resolved } = judgeExpirations(p, configured);
+    const verdict = verdictFor(configured, { expired: beyond, holdCount: p.holdCount, recommendedTtlMs: p.recommendedTtlMs, neededMs: p.neededMs, floorMs: analysis.policy.floorMs });
     const changePercent = ((p.recommendedTtlMs - configured) / configured) * 100;
     const bigEnough = Math.abs(changePercent) >= minChange;
     const failing =
@@ -83,10 +90,13 @@ export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: Chec
       recommendedTtlMs: p.recommendedTtlMs,
       changePercent,
       verdict,
+      inUseTtlMs: p.ttl.currentMs,
+      resolvedExpirations: resolved,
+      expirations: beyond,
       failing,
       analysis: p,
     };
-    const attention = verdict === 'expired' || verdict === 'insufficient-data' || (verdict !== 'ok' && bigEnough);
+    const attention = verdict === 'expired' || verdict === 'insufficient-data' || resolved > 0 || (verdict !== 'ok' && bigEnough);
     (attention ? rows : fine).push(row);
   }
   // Rows never hold `ok` (it is not worth attention), so the report's order of verdicts serves here too.
@@ -100,4 +110,20 @@ export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: Chec
     defaultTtlMs: policy.defaultTtlMs,
     exitCode: rows.some((r) => r.failing) || missingFromPolicy.some((p) => p.outcomes.expired > 0) ? 1 : 0,
   };
+}
+
+/**
+ * An expiration recorded under an older, shorter TTL is resolved when the
+ * policy's TTL covers its hold time: it no longer fails, so the check turns
+ * green once the fix is merged instead of staying red for the whole window.
+ * Expirations without a raw row (past a recorder's budget, or older files)
+ * cannot be judged and still count.
+ */
+export function judgeExpirations(p: PatternAnalysis, policyTtlMs: number): { beyond: number; resolved: number } {
+  const expired = p.outcomes.expired;
+  if (expired === 0) return { beyond: 0, resolved: 0 };
+  const holds = p.expiredHoldsMs ?? [];
+  const known = Math.min(holds.length, expired);
+  const covered = holds.slice(0, known).filter((h) => h < policyTtlMs).length;
+  return { beyond: expired - covered, resolved: covered };
 }

@@ -11,6 +11,10 @@ function change(row: CheckRow): string {
 
 function note(row: CheckRow): string {
   const parts: string[] = [`${VERDICT_MARK[row.verdict]} ${VERDICT_LABEL[row.verdict]}`];
+  if (row.resolvedExpirations > 0) {
+    parts.push(`✅ ${formatCount(row.resolvedExpirations)} expiration(s) under the ${formatMs(row.inUseTtlMs)} in use, covered by the policy's TTL`);
+  }
+  if (row.inUseTtlMs !== row.configuredTtlMs) parts.push(`deploy pending: ${formatMs(row.inUseTtlMs)} in use`);
   // The reason is anyone's text in a PR comment: shown as text, never as links, images, HTML or mentions.
   if (row.entry.pinned) parts.push(`📌 pinned${row.entry.reason ? `: ${markdownText(row.entry.reason)}` : ''}`);
   if (row.failing) parts.push('**fails the check**');
@@ -45,7 +49,7 @@ export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): st
       const p = row.analysis;
       lines.push(
         `| ${markdownCode(row.pattern)} | ${formatMs(row.configuredTtlMs)} | **${formatMs(row.recommendedTtlMs)}** | ${change(row)} | ` +
-          `${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatCount(p.outcomes.expired)} | ${note(row)} |`,
+          `${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatCount(row.expirations)} | ${note(row)} |`,
       );
     }
     lines.push('');
@@ -80,7 +84,9 @@ export function renderCheckJson(result: CheckResult, analysis: Analysis): string
     count: r.analysis.count,
     holdCount: r.analysis.holdCount,
     p99Ms: r3(r.analysis.holdMs.p99),
-    expired: r.analysis.outcomes.expired,
+    expired: r.expirations,
+    resolvedExpirations: r.resolvedExpirations,
+    inUseTtlMs: r.inUseTtlMs,
   });
   return (
     JSON.stringify(

@@ -73,7 +73,7 @@ describe('ttl-advisor check', () => {
     const { code, stdout } = await runCli(['check', '--policy', policy, '--db', calm]);
     expect(code).toBe(0);
     expect(stdout.split('\n')[0]).toMatch(/^### ttl-advisor check: passes, with warnings ⚠️/);
-    expect(stdout).toMatch(/\| `order:lock:product:\{id\}` \| 2\.9 s \| \*\*3 s\*\* \|.*🔵 below floor \|$/m);
+    expect(stdout).toMatch(/\| `order:lock:product:\{id\}` \| 2\.9 s \| \*\*3 s\*\* \|.*🔵 below floor · deploy pending: 5 s in use \|$/m);
     expect(stdout).not.toMatch(/fails the check/);
   });
 
@@ -125,6 +125,33 @@ describe('ttl-advisor apply moves a TTL only on evidence, and says what it left 
     expect(stdout).toMatch(/^skipped payment:lock:order:\{id\} \(5 s → [\d.]+ s\): pinned \(gateway timeout is 4 s\)$/m);
     expect(stdout).toMatch(/^skipped order:lock:product:\{id\} \(3\.1 s → 3 s\): under --min-change: 3\.2 % < 10 %$/m);
     expect(stdout).toMatch(/^skipped mail:lock:user:\{id\} \(not in the file → [\d.]+ s\): too few samples: \d+ hold times, 299 needed$/m);
+  });
+});
+
+describe('ttl-advisor check converges once the fix is merged', () => {
+  const shortTtl = buildDb(dir, 'short-ttl.db', {
+    patterns: { 'sync:lock:{id}': { key: (id: number) => `sync:lock:${id}`, perHour: 30, holdMs: lognormal(150, 0.5), ttlMs: 250 } },
+  });
+
+  it('expirations under the old 250 ms TTL no longer fail when the policy TTL covers every one of them', async () => {
+    const raised = policyFile({ 'sync:lock:{id}': { ttlMs: 3000 } });
+    const { code, stdout } = await runCli(['check', '--policy', raised, '--db', shortTtl]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/✅ [\d,]+ expiration\(s\) under the 250 ms in use, covered by the policy's TTL · deploy pending: 250 ms in use/);
+    expect(stdout).not.toMatch(/fails the check/);
+    const json = JSON.parse((await runCli(['check', '--policy', raised, '--db', shortTtl, '--format', 'json'])).stdout);
+    const row = [...json.attention, ...json.fine].find((r: { pattern: string }) => r.pattern === 'sync:lock:{id}');
+    expect(row).toMatchObject({ expired: 0, inUseTtlMs: 250, configuredTtlMs: 3000 });
+    expect(row.resolvedExpirations).toBeGreaterThan(0);
+  });
+
+  it('still fails while the policy TTL leaves some of those holds uncovered, or is the old one', async () => {
+    for (const ttlMs of [250, 600]) {
+      const policy = policyFile({ 'sync:lock:{id}': { ttlMs } });
+      const { code, stdout } = await runCli(['check', '--policy', policy, '--db', shortTtl]);
+      expect(code, `${ttlMs} ms`).toBe(1);
+      expect(stdout).toMatch(/🔴 expired.*fails the check/);
+    }
   });
 });
 
