@@ -50,6 +50,8 @@ export interface PatternAnalysis {
   verdict: Verdict;
   /** Readable notes: contention, few samples, expirations. */
   hints: string[];
+  /** Waits are long or acquisitions give up (see {@link CONTENTION_WAIT_P99_MS}): the key is probably too broad. */
+  contended: boolean;
   hourly: HourlyPoint[];
   /** The hold-time distribution in log-spaced bins, for charts. */
   distribution: DistributionBin[];
@@ -146,7 +148,8 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     hints.push(`${holdCount} hold-time sample(s); ${MIN_SAMPLES_FOR_P99} are needed before p99 means anything at 95 % confidence.`);
   }
   const notAcquiredRate = count > 0 ? outcomes.not_acquired / count : 0;
-  if (waitP99Ms > CONTENTION_WAIT_P99_MS || notAcquiredRate > CONTENTION_NOT_ACQUIRED_RATE) {
+  const contended = waitP99Ms > CONTENTION_WAIT_P99_MS || notAcquiredRate > CONTENTION_NOT_ACQUIRED_RATE;
+  if (contended) {
     hints.push(
       `Contended: wait p99 ${formatMs(waitP99Ms)}, ${(notAcquiredRate * 100).toFixed(1)} % not acquired. ` +
         'The key is probably too broad (one lock for everything); lock a finer key, e.g. per entity id.',
@@ -191,6 +194,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     recommendedTtlMs,
     verdict,
     hints,
+    contended,
     hourly,
     distribution: logBins(hold),
     unreadableRows,

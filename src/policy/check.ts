@@ -96,7 +96,7 @@ export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: Chec
       failing,
       analysis: p,
     };
-    const attention = verdict === 'expired' || verdict === 'insufficient-data' || resolved > 0 || (verdict !== 'ok' && bigEnough);
+    const attention = verdict === 'expired' || verdict === 'insufficient-data' || resolved > 0 || p.contended || (verdict !== 'ok' && bigEnough);
     (attention ? rows : fine).push(row);
   }
   // Rows never hold `ok` (it is not worth attention), so the report's order of verdicts serves here too.

@@ -15,6 +15,11 @@ function note(row: CheckRow): string {
     parts.push(`✅ ${formatCount(row.resolvedExpirations)} expiration(s) under the ${formatMs(row.inUseTtlMs)} in use, covered by the policy's TTL`);
   }
   if (row.inUseTtlMs !== row.configuredTtlMs) parts.push(`deploy pending: ${formatMs(row.inUseTtlMs)} in use`);
+  const p = row.analysis;
+  if (p.contended) {
+    const gaveUp = p.count > 0 ? ((p.outcomes.not_acquired / p.count) * 100).toFixed(1) : '0.0';
+    parts.push(`⚠️ contended: wait p99 ${formatMs(p.waitMs.p99)}, ${gaveUp} % not acquired — the key is probably too broad`);
+  }
   // The reason is anyone's text in a PR comment: shown as text, never as links, images, HTML or mentions.
   if (row.entry.pinned) parts.push(`📌 pinned${row.entry.reason ? `: ${markdownText(row.entry.reason)}` : ''}`);
   if (row.failing) parts.push('**fails the check**');
@@ -43,6 +48,8 @@ export function checkHeadline(result: CheckResult): string {
 /** The `check` result as Markdown for a PR comment: only what needs attention, with its evidence. */
 export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): string {
   const lines = [checkHeadline(result), '', describeRun(analysis), ''];
+  // The evidence rules: a short window, notes on the inputs. Findings, not failures.
+  for (const warning of analysis.warnings) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
   if (result.rows.length > 0) {
     lines.push('| pattern | TTL | recommended | change | samples | p99 | expired | |', '|---|---:|---:|---:|---:|---:|---:|---|');
     for (const row of result.rows) {

@@ -41,6 +41,7 @@ export function renderJson(analysis: Analysis): string {
       firstAt: iso(p.firstMs),
       lastAt: iso(p.lastMs),
       hints: p.hints,
+      contended: p.contended,
       risk: {
         headroomP99: p.risk.headroom.p99 === null ? null : r3(p.risk.headroom.p99),
         headroomMax: p.risk.headroom.max === null ? null : r3(p.risk.headroom.max),

@@ -42,7 +42,7 @@ export function renderMarkdown(analysis: Analysis): string {
       const expired = p.outcomes.expired > 0 ? ` (${formatCount(p.outcomes.expired)} lost)` : '';
       lines.push(
         `| ${markdownCode(p.pattern)} | ${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatMs(p.ttl.currentMs)} | ` +
-          `**${formatMs(p.recommendedTtlMs)}** | ${VERDICT_MARK[p.verdict]} ${VERDICT_LABEL[p.verdict]}${expired} |`,
+          `**${formatMs(p.recommendedTtlMs)}** | ${VERDICT_MARK[p.verdict]} ${VERDICT_LABEL[p.verdict]}${expired}${p.contended ? ' · ⚠️ contended' : ''} |`,
       );
     }
     lines.push('');

@@ -191,6 +191,28 @@ describe('ttl-advisor check --format github', () => {
   });
 });
 
+describe('evidence rules everywhere', () => {
+  it('contention shows in check, the Markdown report and the terminal table, not only deep in the HTML', async () => {
+    const policy = policyFile({ 'inventory:lock:global': { ttlMs: 3000 } });
+    const check = await runCli(['check', '--policy', policy, '--db', calm]);
+    expect(check.code).toBe(0);
+    expect(check.stdout).toMatch(/^\| `inventory:lock:global` .*⚠️ contended: wait p99 [\d.]+ ms, [\d.]+ % not acquired — the key is probably too broad \|$/m);
+    const out = join(dir, 'contended-report');
+    const report = await runCli(['report', '--db', calm, '--out', out, '--format', 'md']);
+    expect(report.stdout).toMatch(/^inventory:lock:global .* ok, contended$/m);
+    expect(readFileSync(join(out, 'ttl-report.md'), 'utf8')).toMatch(/^\| `inventory:lock:global` .*🟢 ok · ⚠️ contended \|$/m);
+  });
+
+  it('a short window is said in check and in apply', async () => {
+    const hour = buildDb(dir, 'short-window.db', { hours: 1, startMs: Date.UTC(2026, 10, 28, 14) });
+    const policy = policyFile({ 'order:lock:product:{id}': { ttlMs: 5000 } });
+    const check = await runCli(['check', '--policy', policy, '--db', hour]);
+    expect(check.stdout).toMatch(/^> ⚠️ The samples span .*less than 24 h/m);
+    const apply = await runCli(['apply', '--policy', policy, '--db', hour, '--dry-run']);
+    expect(apply.stderr).toMatch(/^warning: The samples span .*less than 24 h/m);
+  });
+});
+
 describe('ttl-advisor init', () => {
   it('writes the first policy file from the data, lists what it left out, and never overwrites one', async () => {
     const policy = join(dir, 'first-policy.json');

@@ -35,6 +35,7 @@ export function registerApply(program: Command, io: Io): void {
       const policy = loadTtlPolicy(options.policy);
       const before = readFileSync(options.policy, 'utf8');
       const analysis = runAnalysis(options, io);
+      for (const warning of analysis.warnings) io.stderr(`warning: ${warning}\n`);
       const { document, changes, skipped } = applyRecommendations(analysis, policy, { minChangePercent: options.minChange, minWindowMs: options.minWindow });
       // Every recommendation left out, and why: "no changes" must not read as "the data agrees".
       const skips = skipped.map((s) => `skipped ${printable(s.pattern)} (${s.fromMs === undefined ? 'not in the file' : formatMs(s.fromMs)} → ${formatMs(s.toMs)}): ${s.detail}\n`).join('');

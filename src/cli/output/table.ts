@@ -15,7 +15,7 @@ export function renderTable(analysis: Analysis): string {
     formatMs(p.holdMs.p99),
     formatMs(p.ttl.currentMs),
     formatMs(p.recommendedTtlMs),
-    VERDICT_LABEL[p.verdict],
+    VERDICT_LABEL[p.verdict] + (p.contended ? ', contended' : ''),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => displayWidth(r[i]!))));
   const right = new Set([1, 2, 3, 4]);
