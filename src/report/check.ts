@@ -109,6 +109,8 @@ export function renderCheckJson(result: CheckResult, analysis: Analysis): string
           p99Ms: r3(p.holdMs.p99),
           recommendedTtlMs: p.recommendedTtlMs,
           expired: p.outcomes.expired,
+          // Runs with the default TTL; fails the check only when a lock expired.
+          failing: p.outcomes.expired > 0,
         })),
         noData: result.noData,
       },

@@ -84,6 +84,8 @@ describe('ttl-advisor check', () => {
     const result = JSON.parse(stdout);
     expect(result.attention[0]).toMatchObject({ pattern: 'payment:lock:order:{id}', configuredTtlMs: 5000, verdict: 'expired', failing: true });
     expect(result.missingFromPolicy.map((p: { pattern: string }) => p.pattern)).toContain('order:lock:product:{id}');
+    // Every row says whether it fails, missing patterns included.
+    expect(result.missingFromPolicy.every((p: { failing: unknown }) => typeof p.failing === 'boolean')).toBe(true);
   });
 
   it('an invalid policy file: one clear line, exit 2', async () => {
