@@ -46,6 +46,11 @@ export function duration(name: string) {
   };
 }
 
+/** `--min-window`, shared by `apply` and `init`: the least span of data a TTL is set from. */
+export function minWindowOption(description: string, defaultMs: number): Option {
+  return new Option('--min-window <duration>', `${description} (24h, 90m, 2d; 0 for no limit)`).argParser(duration('--min-window')).default(defaultMs, '24h');
+}
+
 /** A commander parser for repeatable options: each use adds a value. */
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];

@@ -88,9 +88,7 @@ export class Aggregator {
         return FOLD.invalid;
       }
     }
-    // The common case inline: a key of this process without an explicit pattern, seen before.
-    let series = pattern === undefined && instance === undefined ? this.byKey.get(key) : undefined;
-    if (series === undefined || series.pattern === OVERFLOW_PATTERN) series = this.seriesOf(key, pattern, instance);
+    const series = this.seriesOf(key, pattern, instance);
     const tsMs = Math.round(at);
     const bucket = tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
     let hour = series.current;

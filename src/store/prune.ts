@@ -1,6 +1,6 @@
-import { statSync } from 'node:fs';
 import { BUCKET_MS } from './format.js';
 import type { Db } from './schema.js';
+import { fileBytes } from './stats.js';
 
 /** What {@link pruneOlderThan} removed. */
 export interface PruneResult {
@@ -40,17 +40,4 @@ export function pruneOlderThan(db: Db, path: string, olderThanMs: number, option
   db.pragma('wal_checkpoint(TRUNCATE)');
   result.freedBytes = Math.max(0, before - fileBytes(path));
   return result;
-}
-
-/** The file's size with its WAL. */
-export function fileBytes(path: string): number {
-  let bytes = 0;
-  for (const file of [path, `${path}-wal`]) {
-    try {
-      bytes += statSync(file).size;
-    } catch {
-      // no WAL file: nothing is being written right now
-    }
-  }
-  return bytes;
 }

@@ -79,16 +79,10 @@ export function databaseStats(path: string, recentHourCount = 6): DatabaseStats 
           }))
         : [];
     const full = recorders.map((r) => r.rawFullMs).filter((ms): ms is number => ms !== undefined);
-    let bytes = statSync(path).size;
-    try {
-      bytes += statSync(`${path}-wal`).size;
-    } catch {
-      // no WAL file: nothing is being written right now
-    }
     return {
       path,
       schemaVersion,
-      bytes,
+      bytes: fileBytes(path),
       rawRows: one<{ n: number }>('SELECT count(*) AS n FROM raw_samples').n,
       rollupRows: totals.rows,
       samples: totals.samples ?? 0,
@@ -105,4 +99,17 @@ export function databaseStats(path: string, recentHourCount = 6): DatabaseStats 
   } finally {
     db.close();
   }
+}
+
+/** A database file's size with its WAL (bytes). */
+export function fileBytes(path: string): number {
+  let bytes = 0;
+  for (const file of [path, `${path}-wal`]) {
+    try {
+      bytes += statSync(file).size;
+    } catch {
+      // no WAL file: nothing is being written right now
+    }
+  }
+  return bytes;
 }

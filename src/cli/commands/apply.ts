@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { applyRecommendations, DEFAULT_APPLY_MIN_CHANGE_PERCENT, DEFAULT_APPLY_MIN_WINDOW_MS } from '../../policy/apply.js';
@@ -6,7 +6,7 @@ import { unifiedDiff } from '../../policy/diff.js';
 import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy, parsePolicy } from '../../policy/policy.js';
 import { printable } from '../../text.js';
 import { formatMs } from '../../units.js';
-import { addAnalysisOptions, duration, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
+import { addAnalysisOptions, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
 import { writeFileAtomic, type Io } from '../io.js';
 
 interface ApplyCommandOptions extends AnalysisOptions {
@@ -25,11 +25,7 @@ export function registerApply(program: Command, io: Io): void {
   )
     .option('--policy <file>', 'the TTL policy file', DEFAULT_POLICY_PATH)
     .option('--dry-run', 'print the diff without writing')
-    .addOption(
-      new Option('--min-window <duration>', 'move no TTL on a pattern whose data spans less than this (24h, 90m, 2d; 0 for no limit)')
-        .argParser(duration('--min-window'))
-        .default(DEFAULT_APPLY_MIN_WINDOW_MS, '24h'),
-    )
+    .addOption(minWindowOption('move no TTL on a pattern whose data spans less than this', DEFAULT_APPLY_MIN_WINDOW_MS))
     .option('--min-change <percent>', 'leave TTLs alone whose recommendation differs by less than this', nonNegativeNumber('--min-change'), DEFAULT_APPLY_MIN_CHANGE_PERCENT)
     .action((options: ApplyCommandOptions) => {
       const policy = loadTtlPolicy(options.policy);

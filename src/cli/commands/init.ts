@@ -1,11 +1,11 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { TtlAdvisorError } from '../../errors.js';
 import { applyRecommendations, DEFAULT_APPLY_MIN_WINDOW_MS } from '../../policy/apply.js';
 import { DEFAULT_POLICY_PATH, formatPolicy, parsePolicy, TtlPolicy } from '../../policy/policy.js';
 import { printable } from '../../text.js';
 import { formatMs } from '../../units.js';
-import { addAnalysisOptions, duration, runAnalysis, type AnalysisOptions } from '../args.js';
+import { addAnalysisOptions, minWindowOption, runAnalysis, type AnalysisOptions } from '../args.js';
 import { writeFileAtomic, type Io } from '../io.js';
 
 interface InitCommandOptions extends AnalysisOptions {
@@ -21,11 +21,7 @@ export function registerInit(program: Command, io: Io): void {
       .description('Write a new TTL policy file from the data: one entry per pattern with enough evidence, the others listed with the reason.'),
   )
     .option('--policy <file>', 'the TTL policy file to create', DEFAULT_POLICY_PATH)
-    .addOption(
-      new Option('--min-window <duration>', 'leave out patterns whose data spans less than this (24h, 90m, 2d; 0 for no limit)')
-        .argParser(duration('--min-window'))
-        .default(DEFAULT_APPLY_MIN_WINDOW_MS, '24h'),
-    )
+    .addOption(minWindowOption('leave out patterns whose data spans less than this', DEFAULT_APPLY_MIN_WINDOW_MS))
     .action((options: InitCommandOptions) => {
       if (existsSync(options.policy)) {
         throw new TtlAdvisorError(`${options.policy} exists already; ttl-advisor apply updates it`);
