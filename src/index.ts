@@ -2,7 +2,8 @@
  * ttl-advisor: an instrumented Redis lock that records how long each critical
  * section really holds it, and the tools that turn those samples into TTLs.
  *
- * Exports follow a sample's path: the lock where it is born, the key patterns
+ * Exports follow a sample's path: the lock (or the user's own, through an
+ * instrumented client) where it is born, the key patterns
  * it is filed under, the recorders and the fleet transport that keep it, the
  * SQLite file that stores it, the analysis, the policy file and the reports.
  * Heavy parts load on first use: SQLite when a database is first opened, vega
@@ -26,6 +27,10 @@ export { withLock } from './lock/with-lock.js';
 export { LOCK_DEFAULTS } from './lock/options.js';
 export type { LockOptions, RetryOptions, LockLostEvent, TtlSource } from './lock/options.js';
 export type { LockClient, IoredisLockClient, NodeRedisLockClient } from './lock/client.js';
+
+// 1b. The user's own locks (node-redlock, redis-semaphore, hand-written), read off their client's commands
+export { instrument, instrumentationOf, INSTRUMENT_DEFAULTS } from './instrument/instrument.js';
+export type { InstrumentOptions, Instrumentation, InstrumentStats } from './instrument/instrument.js';
 
 // 2. Key patterns
 export { patternOf, MAX_PATTERN_LENGTH, OVERFLOW_PATTERN } from './keys/pattern.js';

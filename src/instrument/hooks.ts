@@ -1,0 +1,171 @@
+import { ConfigError } from '../errors.js';
+import { readLockCommand, verbOf, type Verb } from './commands.js';
+import type { LockTracker } from './tracker.js';
+
+/**
+ * Where each client lets every command pass, and how we stand there. The
+ * client object itself is instrumented (its `sendCommand` or, on a node-redis
+ * cluster, `_execute` gets an own wrapper), so it stays the very object the
+ * service made: same class, same events, same `instanceof`. A command that is
+ * not lock-shaped costs one table lookup on its name.
+ *
+ * - ioredis `Redis`/`Cluster` (5, 6): `sendCommand(command, stream?, node?)` sees every
+ *   command, callbacks, pipelines, `defineCommand` scripts and the offline queue's replays
+ *   included (a replay is seen once). Commands inside MULTI are not read.
+ * - node-redis 5 client: `sendCommand(args)` on the client's `_self` sees every command
+ *   and script (EVALSHA, then EVAL after NOSCRIPT); MULTI and pipelines bypass it.
+ * - node-redis 5 cluster: `_execute` hands each command to a node client, which is
+ *   instrumented as above the first time it is used.
+ */
+
+type Restore = () => void;
+
+interface IoredisCommand {
+  name: string;
+  args: unknown[];
+  inTransaction?: boolean;
+  promise: Promise<unknown>;
+}
+
+type AnyFunction = (...args: never[]) => unknown;
+type Hookable = Record<string | symbol, unknown>;
+
+const hooked = new WeakMap<object, LockTracker>();
+
+/** The tracker a client was instrumented with, if it was. */
+export function trackerOf(client: object): LockTracker | undefined {
+  return hooked.get(client);
+}
+
+/** Instruments a client in place; returns how to undo it. */
+export function hookClient(client: object, tracker: LockTracker): Restore {
+  const c = client as Hookable;
+  const undo: Restore[] = [];
+  if (typeof c.call === 'function' && typeof c.sendCommand === 'function') {
+    undo.push(replace(c, 'sendCommand', (original) => ioredisSend(original, tracker)));
+  } else if (typeof (selfOf(c) as Hookable)._execute === 'function' && Array.isArray(c.masters)) {
+    undo.push(hookNodeRedisCluster(selfOf(c) as Hookable, tracker));
+  } else if (typeof c.sendCommand === 'function' && typeof c.evalSha === 'function') {
+    undo.push(replace(selfOf(c) as Hookable, 'sendCommand', (original) => nodeRedisSend(original, tracker)));
+  } else {
+    throw new ConfigError('Expected a Redis client to instrument: ioredis `Redis` or `Cluster`, or a node-redis 5 client or cluster');
+  }
+  if (typeof c.duplicate === 'function') {
+    // A duplicate (for pub/sub, blocking commands) is instrumented too, into the same tracker:
+    // a lock taken on one connection and released on another is still one lock.
+    undo.push(
+      replace(c, 'duplicate', (original) =>
+        function (this: unknown, ...args: unknown[]) {
+          const copy = original.apply(this, args);
+          if (copy !== null && typeof copy === 'object' && !hooked.has(copy)) hookClient(copy, tracker);
+          return copy;
+        },
+      ),
+    );
+  }
+  hooked.set(client, tracker);
+  return () => {
+    for (const u of undo.reverse()) u();
+    hooked.delete(client);
+  };
+}
+
+/** node-redis hands out `Object.create(client)` views; commands run on the shared `_self`. */
+function selfOf(c: Hookable): object {
+  const self = c._self;
+  return self !== null && typeof self === 'object' ? self : c;
+}
+
+function replace(target: Hookable, name: string, wrap: (original: (...args: unknown[]) => unknown) => AnyFunction): Restore {
+  const hadOwn = Object.prototype.hasOwnProperty.call(target, name);
+  const previous = target[name];
+  const original = previous as (...args: unknown[]) => unknown;
+  target[name] = wrap(original);
+  return () => {
+    if (hadOwn) target[name] = previous;
+    else delete target[name];
+  };
+}
+
+// The offline queue and cluster redirections send one command object again: read it once.
+const seen = new WeakSet<object>();
+
+function ioredisSend(original: (...args: unknown[]) => unknown, tracker: LockTracker) {
+  return function sendCommand(this: unknown, command: IoredisCommand, stream?: unknown, node?: unknown) {
+    const verb = verbOf(command.name);
+    if (verb !== undefined && !command.inTransaction && !seen.has(command)) {
+      seen.add(command);
+      watch(tracker, verb, command.args, command.promise);
+    }
+    return original.call(this, command, stream, node);
+  };
+}
+
+function nodeRedisSend(original: (...args: unknown[]) => unknown, tracker: LockTracker) {
+  return function sendCommand(this: unknown, args: unknown[], options?: unknown) {
+    const verb = Array.isArray(args) ? verbOf(args[0]) : undefined;
+    // Read before sending: a script's NOSCRIPT fallback rewrites the same array afterwards.
+    const settle = verb === undefined ? undefined : observe(tracker, verb, args.slice(1));
+    const reply = original.call(this, args, options) as Promise<unknown>;
+    if (settle) follow(reply, settle);
+    return reply;
+  };
+}
+
+function hookNodeRedisCluster(self: Hookable, tracker: LockTracker): Restore {
+  const nodes: Restore[] = [];
+  const undo = replace(
+    self,
+    '_execute',
+    (original) =>
+      function (this: unknown, firstKey: unknown, isReadonly: unknown, options: unknown, fn: (client: Hookable, opts: unknown) => unknown) {
+        return original.call(this, firstKey, isReadonly, options, (client: Hookable, opts: unknown) => {
+          const node = selfOf(client) as Hookable;
+          if (!hooked.has(node)) {
+            const restore = replace(node, 'sendCommand', (send) => nodeRedisSend(send, tracker));
+            nodes.push(() => {
+              restore();
+              hooked.delete(node);
+            });
+            hooked.set(node, tracker);
+          }
+          return fn(client, opts);
+        });
+      },
+  );
+  return () => {
+    undo();
+    for (const n of nodes) n();
+  };
+}
+
+function watch(tracker: LockTracker, verb: Verb, args: unknown[], reply: Promise<unknown>): void {
+  const settle = observe(tracker, verb, args);
+  if (settle) follow(reply, settle);
+}
+
+function observe(tracker: LockTracker, verb: Verb, args: readonly unknown[]): ((reply: unknown, failed: boolean) => void) | undefined {
+  try {
+    const command = readLockCommand(verb, args, Date.now);
+    return command === undefined ? undefined : tracker.sent(command, performance.now());
+  } catch {
+    return undefined; // reading a command must never stop it from being sent
+  }
+}
+
+function follow(reply: Promise<unknown>, settle: (reply: unknown, failed: boolean) => void): void {
+  const safely = (value: unknown, failed: boolean) => {
+    try {
+      settle(value, failed);
+    } catch {
+      // never an unhandled rejection in the host because of us
+    }
+  };
+  reply.then(
+    (value) => safely(value, false),
+    (error: unknown) => {
+      // NOSCRIPT: the script was not cached, and its sender sends it again as EVAL. Not an attempt.
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) safely(undefined, true);
+    },
+  );
+}

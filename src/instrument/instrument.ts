@@ -1,0 +1,121 @@
+import { ConfigError } from '../errors.js';
+import { compileTemplates } from '../keys/pattern.js';
+import type { SampleRecorder } from '../record/sample.js';
+import { positiveInteger } from '../validate.js';
+import { hookClient, trackerOf } from './hooks.js';
+import { LockTracker, type InstrumentStats } from './tracker.js';
+
+export type { InstrumentStats } from './tracker.js';
+
+/** Options of {@link instrument}. */
+export interface InstrumentOptions {
+  /** Where to record one sample per lock; several as an array. */
+  recorder: SampleRecorder | readonly SampleRecorder[];
+  /** Pattern templates such as `order:lock:product:{productId}`, tried before the heuristics of `patternOf`. @default [] */
+  patterns?: readonly string[];
+  /** Which process recorded the samples. @default the recorder's own instance id */
+  instance?: string;
+  /**
+   * A lock whose attempts all failed is given up (`not_acquired`) when no new
+   * attempt with the same key and token follows within this window (ms). Make
+   * it longer than your lock library's longest pause between retries. @default 5000
+   */
+  retryWindowMs?: number;
+  /**
+   * After a held lock's TTL has certainly run out, how long to wait for its
+   * holder's release (whose reply gives the true hold time) before recording it
+   * `expired` with the TTL as its hold (ms). @default 10000
+   */
+  expiredGraceMs?: number;
+  /** Locks followed at once (held, or being retried); more are counted in `untracked`, with a warning. @default 100000 */
+  maxOpenLocks?: number;
+  /** Called once when `maxOpenLocks` is reached; without it, a process warning says so. */
+  onWarning?: (warning: { kind: 'tracking-full'; message: string }) => void;
+}
+
+/** The defaults of {@link InstrumentOptions}. */
+export const INSTRUMENT_DEFAULTS = Object.freeze({ retryWindowMs: 5000, expiredGraceMs: 10_000, maxOpenLocks: 100_000 });
+
+/** A handle on an instrumented client: what it saw, and how to stop. */
+export interface Instrumentation {
+  /** Counters since `instrument()`. */
+  stats(): InstrumentStats;
+  /**
+   * Records what is already certain, takes the wrapper off the client (and the
+   * duplicates it made stop recording), and counts the locks still open as `abandoned`.
+   */
+  close(): void;
+}
+
+const handles = new WeakMap<LockTracker, Instrumentation>();
+
+/**
+ * Records the locks a Redis client takes, whichever library takes them:
+ * node-redlock 4 and 5, redis-semaphore's Mutex, or a hand-written
+ * `SET key token NX PX ttl` with a token-checked release. The client is
+ * instrumented in place and returned, so one line where it is created is all:
+ *
+ * ```ts
+ * const redis = instrument(new Redis(url), { recorder });
+ * const redlock = new Redlock([redis]); // unchanged
+ * ```
+ *
+ * ioredis `Redis`/`Cluster` (5, 6) and node-redis 5 clients and clusters; its
+ * `duplicate()`s are instrumented too. Locks taken by ttl-advisor's own
+ * `RedisLock` are left to it (it records them itself).
+ */
+export function instrument<C extends object>(client: C, options: InstrumentOptions): C {
+  if (client === null || typeof client !== 'object') {
+    throw new ConfigError(`Expected a Redis client to instrument, got \`${String(client)}\``);
+  }
+  if (trackerOf(client)) throw new ConfigError('This client is instrumented already: instrument it once, where it is created');
+  if (options === null || typeof options !== 'object') throw new ConfigError('Expected options with a `recorder`');
+  const recorders = recordersOf(options.recorder);
+  if (options.patterns !== undefined && !Array.isArray(options.patterns)) throw new ConfigError('Expected `patterns` to be an array of templates');
+  if (options.instance !== undefined && (typeof options.instance !== 'string' || options.instance === '')) {
+    throw new ConfigError('Expected `instance` to be a non-empty string');
+  }
+  if (options.onWarning !== undefined && typeof options.onWarning !== 'function') throw new ConfigError('Expected `onWarning` to be a function');
+  let warned = false;
+  const tracker = new LockTracker({
+    recorders,
+    templates: compileTemplates(options.patterns ?? []),
+    instance: options.instance,
+    retryWindowMs: positiveInteger('retryWindowMs', options.retryWindowMs, INSTRUMENT_DEFAULTS.retryWindowMs),
+    expiredGraceMs: positiveInteger('expiredGraceMs', options.expiredGraceMs, INSTRUMENT_DEFAULTS.expiredGraceMs),
+    maxOpenLocks: positiveInteger('maxOpenLocks', options.maxOpenLocks, INSTRUMENT_DEFAULTS.maxOpenLocks),
+    onFull: () => {
+      if (warned) return;
+      warned = true;
+      const message = `instrument: ${options.maxOpenLocks ?? INSTRUMENT_DEFAULTS.maxOpenLocks} locks open at once; further locks are not recorded (see stats().untracked)`;
+      try {
+        if (options.onWarning) options.onWarning({ kind: 'tracking-full', message });
+        else process.emitWarning(`ttl-advisor: ${message}`, { type: 'TtlAdvisorWarning', code: 'TTL_ADVISOR_TRACKING_FULL' });
+      } catch {
+        // a throwing listener must not reach the command that hit the limit
+      }
+    },
+  });
+  const restore = hookClient(client, tracker);
+  handles.set(tracker, {
+    stats: () => tracker.stats(),
+    close: () => {
+      tracker.close();
+      restore();
+    },
+  });
+  return client;
+}
+
+/** The handle of an instrumented client (or of a duplicate it made); `undefined` when it is not instrumented. */
+export function instrumentationOf(client: object): Instrumentation | undefined {
+  const tracker = trackerOf(client);
+  return tracker && handles.get(tracker);
+}
+
+function recordersOf(recorder: InstrumentOptions['recorder'] | undefined): readonly SampleRecorder[] {
+  const list = Array.isArray(recorder) ? (recorder as readonly SampleRecorder[]) : recorder === undefined ? [] : [recorder as SampleRecorder];
+  if (list.length === 0) throw new ConfigError('Expected `recorder`: where to record the locks the client takes');
+  for (const r of list) if (typeof r?.record !== 'function') throw new ConfigError('Expected every `recorder` to have a `record(sample)` method');
+  return list;
+}

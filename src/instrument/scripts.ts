@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * What a Lua script does to a lock, by the protocol every library here shares:
+ * KEYS are the lock keys, ARGV[1] the holder's token, ARGV[2] (acquire, extend)
+ * the TTL in milliseconds.
+ * - `acquire`: creates the keys with the token and a TTL when none exists (reply: keys set).
+ * - `release`: deletes the keys that still hold the token (reply: keys deleted).
+ * - `extend`: sets a new TTL on the keys that still hold the token (reply: > 0 when done).
+ * - `other`: anything else; never a lock operation by itself.
+ */
+export type ScriptKind = 'acquire' | 'release' | 'extend' | 'other';
+
+/**
+ * The scripts of the lock libraries users have, by the SHA1 their EVALSHA
+ * sends (a service whose Redis already caches a script never sends its text).
+ * Each entry is checked against the library itself in the tests.
+ */
+const KNOWN: ReadonlyMap<string, ScriptKind> = new Map<string, ScriptKind>([
+  // node-redlock 5.0.0-beta.2 (Redlock#acquire/extend/release, using())
+  ['96da70f7716f27d278a5218544df37fd8b0a5e4c', 'acquire'],
+  ['aed6f382e410db8ba7926d4e5e9aab410bf2a78a', 'extend'],
+  ['e4612211c9f8f51c257e26e056b0a654b3187242', 'release'],
+  // node-redlock 4.2.0 (lock/unlock/extend, callbacks or promises)
+  ['e5a322e2634ef59a516e8ea150cb085afafee684', 'acquire'],
+  ['ce46f80993d5dac20dd066eb301a4e37994bdbed', 'extend'],
+  ['0f0f23b9048b36752b5be114f357ba083449f908', 'release'],
+  // redis-semaphore 5 Mutex (delIfEqual, expireIfEqual); it acquires with SET NX PX
+  ['7157921a7cc7cfba979acf6d63f073151df17d12', 'release'],
+  ['594683e49a64ebaf975caf5f8079a1d097c438f1', 'extend'],
+]);
+
+export function sha1(text: string): string {
+  return createHash('sha1').update(text, 'utf8').digest('hex');
+}
+
+// Scripts learnt while running (EVAL texts, SCRIPT LOAD), by SHA1 and by text. Bounded:
+// a service that sends endless distinct scripts stops teaching us, it never grows us.
+const MAX_LEARNT = 1000;
+const bySha = new Map<string, ScriptKind>();
+const byText = new Map<string, ScriptKind>();
+
+/** The kind of a script sent by SHA1; `undefined` when neither known nor seen as text. */
+export function kindOfSha(sha: string): ScriptKind | undefined {
+  return KNOWN.get(sha) ?? bySha.get(sha.length === 40 ? sha.toLowerCase() : sha);
+}
+
+/** The kind of a script sent as text (EVAL, SCRIPT LOAD); remembers its SHA1 for later EVALSHAs. */
+export function kindOfText(text: string): ScriptKind {
+  const cached = byText.get(text);
+  if (cached !== undefined) return cached;
+  const sha = sha1(text);
+  const kind = KNOWN.get(sha) ?? classify(text);
+  if (byText.size < MAX_LEARNT) {
+    byText.set(text, kind);
+    bySha.set(sha, kind);
+  }
+  return kind;
+}
+
+/**
+ * Reads a script's shape. Deliberately narrow: a script counts as a lock
+ * operation only when it does what a lock does with KEYS and ARGV[1] —
+ *  release: compares a key's value with ARGV[1] (`get` … `== ARGV[1]`) and deletes (`del`/`unlink`);
+ *  extend:  compares the same way and sets a TTL (`pexpire`/`expire`, or `set` with `px`/`ex`);
+ *  acquire: sets a key to ARGV[1] with a TTL, only when absent (`nx`, or an `exists` check first), with no comparison.
+ */
+export function classify(text: string): ScriptKind {
+  const lua = text
+    .replace(/--\[(=*)\[[\s\S]*?\]\1\]/g, ' ')
+    .replace(/--[^\n]*/g, ' ')
+    .toLowerCase()
+    .replace(/\s+/g, ' ');
+  const call = (name: string) => new RegExp(`redis\\.p?call\\( ?['"]${name}['"]`).test(lua);
+  const comparesToken = call('get') && /(==|~=) ?argv\[1\]|argv\[1\] ?(==|~=)|== ?\w+|~= ?\w+/.test(lua) && lua.includes('argv[1]');
+  const setsWithTtl = /redis\.p?call\( ?['"]set['"][^)]*['"](px|ex)['"]/.test(lua);
+  if (comparesToken && (call('del') || call('unlink'))) return 'release';
+  if (comparesToken && (call('pexpire') || call('expire') || setsWithTtl)) return 'extend';
+  const onlyWhenAbsent = /['"]nx['"]/.test(lua) || call('exists');
+  if (!comparesToken && setsWithTtl && onlyWhenAbsent && !call('del') && !call('unlink')) return 'acquire';
+  return 'other';
+}

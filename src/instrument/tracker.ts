@@ -1,0 +1,287 @@
+import { patternOf, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
+import type { LockSample, Outcome, SampleRecorder } from '../record/sample.js';
+import { succeeded, type LockCommand } from './commands.js';
+
+/** A lock seen won and not yet released. Times are `performance.now()` milliseconds. */
+interface Hold {
+  readonly key: string;
+  readonly token: string;
+  /** Wall clock of the first attempt (epoch ms). */
+  readonly at: number;
+  readonly attempts: number;
+  readonly waitMs: number;
+  /** When the winning reply arrived: the hold starts here. */
+  readonly wonMs: number;
+  /** The TTL the lock was taken with. */
+  readonly ttlMs: number;
+  /** From here the key may have expired: the last acquire or extend was sent, plus the TTL it set. */
+  mayExpireMs: number;
+  /** From here it certainly has: the last acquire or extend's reply, plus the TTL it set. */
+  expiredMs: number;
+  extensions: number;
+  /** Taken by a lock library's script: a lock for certain, not a cache's SET NX. */
+  readonly byScript: boolean;
+}
+
+/** Attempts on a key and token not won yet. */
+interface Waiting {
+  readonly at: number;
+  readonly firstMs: number;
+  attempts: number;
+  lastMs: number;
+  failedWithError: boolean;
+  readonly byScript: boolean;
+  readonly ttlMs: number;
+}
+
+/** What an instrumented client saw, since it was instrumented. */
+export interface InstrumentStats {
+  /** Lock acquisitions seen won. */
+  acquired: number;
+  /** Samples handed to the recorder, by outcome. */
+  recorded: Record<Outcome, number>;
+  /** Holds and give-ups never confirmed as locks (a `SET NX` with no token-checked release on its pattern: a cache write), so not recorded. */
+  ignored: number;
+  /** Acquisitions not followed because `maxOpenLocks` were open already. */
+  untracked: number;
+  /** Holds open and attempts waiting when the instrumentation was closed: never recorded. */
+  abandoned: number;
+  /** Locks held now, as far as this client saw. */
+  open: number;
+  /** Keys being retried now. */
+  waiting: number;
+}
+
+export interface TrackerOptions {
+  recorders: readonly SampleRecorder[];
+  templates: readonly CompiledTemplate[];
+  instance: string | undefined;
+  retryWindowMs: number;
+  expiredGraceMs: number;
+  maxOpenLocks: number;
+  onFull: () => void;
+}
+
+const MAX_CONFIRMED_PATTERNS = 10_000;
+const id = (key: string, token: string) => `${key}\u0000${token}`;
+
+/**
+ * Follows locks through the commands an instrumented client sends: opens a hold
+ * when an acquire wins, closes it with the release's reply, and records one
+ * sample per lock. A hold taken by a bare `SET NX` is a lock only once a
+ * token-checked release was seen on its pattern; until then, nothing is recorded for it.
+ */
+export class LockTracker {
+  private readonly holds = new Map<string, Hold>();
+  /** The newest hold of each key, for commands that name the key only (`PEXPIRE`, `DEL`). */
+  private readonly latest = new Map<string, Hold>();
+  private readonly waiting = new Map<string, Waiting>();
+  private readonly confirmed = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  readonly counts: Omit<InstrumentStats, 'open' | 'waiting'> = {
+    acquired: 0,
+    recorded: { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 },
+    ignored: 0,
+    untracked: 0,
+    abandoned: 0,
+  };
+
+  constructor(private readonly options: TrackerOptions) {}
+
+  stats(): InstrumentStats {
+    return { ...this.counts, recorded: { ...this.counts.recorded }, open: this.holds.size, waiting: this.waiting.size };
+  }
+
+  /** A lock command was sent at `sentMs`; `settle` is called with its reply (or error) when it arrives. */
+  sent(command: LockCommand, sentMs: number): ((reply: unknown, failed: boolean) => void) | undefined {
+    if (this.closed) return undefined;
+    switch (command.op) {
+      case 'acquire': {
+        const waitingId = id(command.keys[0]!, command.token);
+        if (!this.waiting.has(waitingId) && this.holds.size + this.waiting.size >= this.options.maxOpenLocks) {
+          // Full. A cache's SET NX on a pattern never seen released is not a lock: no alarm for it.
+          if (!command.byScript && !this.confirmed.has(this.patternOf(command.keys[0]!))) this.counts.ignored++;
+          else {
+            this.counts.untracked++;
+            this.options.onFull();
+          }
+          return undefined;
+        }
+        return (reply, failed) => this.acquired(command, sentMs, reply, failed);
+      }
+      case 'release':
+        return (reply, failed) => this.released(command.keys, command.token, reply, failed);
+      case 'extend':
+        return (reply, failed) => !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, command.token, command.ttlMs, sentMs);
+      case 'script': {
+        // An unknown script on a held lock's keys and token: ARGV[2] a TTL → extend, nothing more → release.
+        const [token, ttl, ...rest] = command.argv;
+        if (token === undefined || rest.length > 0 || !this.holds.has(id(command.keys[0]!, token))) return undefined;
+        if (ttl === undefined) return (reply, failed) => this.released(command.keys, token, reply, failed);
+        const ttlMs = /^\d{1,15}$/.test(ttl) ? Number(ttl) : undefined;
+        if (ttlMs === undefined) return undefined;
+        return (reply, failed) => !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, token, ttlMs, sentMs);
+      }
+    }
+  }
+
+  private acquired(command: Extract<LockCommand, { op: 'acquire' }>, sentMs: number, reply: unknown, failed: boolean): void {
+    const now = performance.now();
+    const { keys, token, ttlMs, byScript } = command;
+    const waitingId = id(keys[0]!, token);
+    const before = this.waiting.get(waitingId);
+    if (failed || !succeeded(reply, keys.length)) {
+      if (before) {
+        before.attempts++;
+        before.lastMs = now;
+        before.failedWithError = failed;
+      } else {
+        this.waiting.set(waitingId, { at: Date.now() - (now - sentMs), firstMs: sentMs, attempts: 1, lastMs: now, failedWithError: failed, byScript, ttlMs });
+      }
+      this.arm();
+      return;
+    }
+    if (before) this.waiting.delete(waitingId);
+    const at = before?.at ?? Date.now() - (now - sentMs);
+    const firstMs = before?.firstMs ?? sentMs;
+    for (const key of keys) {
+      const holdId = id(key, token);
+      if (this.holds.has(holdId)) continue; // the same lock won on another Redis (Redlock's quorum): counted once
+      const hold: Hold = {
+        key,
+        token,
+        at,
+        attempts: (before?.attempts ?? 0) + 1,
+        waitMs: now - firstMs,
+        wonMs: now,
+        ttlMs,
+        mayExpireMs: sentMs + ttlMs,
+        expiredMs: now + ttlMs,
+        extensions: 0,
+        byScript,
+      };
+      this.holds.set(holdId, hold);
+      this.latest.set(key, hold);
+      this.counts.acquired++;
+    }
+    this.arm();
+  }
+
+  private released(keys: readonly string[], token: string | undefined, reply: unknown, failed: boolean): void {
+    const now = performance.now();
+    const all = !failed && succeeded(reply, keys.length);
+    for (const key of keys) {
+      const hold = token === undefined ? this.latest.get(key) : this.holds.get(id(key, token));
+      if (!hold) continue;
+      this.forget(hold);
+      // A plain DEL proves nothing about a lock; a token-checked release proves its pattern is one.
+      if (token !== undefined) this.confirm(key);
+      else if (!this.isLock(hold)) {
+        this.counts.ignored++;
+        continue;
+      }
+      const outcome: Outcome = failed ? 'error' : all ? 'released' : now >= hold.mayExpireMs ? 'expired' : 'lost';
+      this.record(hold, outcome, now - hold.wonMs);
+    }
+  }
+
+  private extended(keys: readonly string[], token: string | undefined, ttlMs: number, sentMs: number): void {
+    const now = performance.now();
+    for (const key of keys) {
+      const hold = token === undefined ? this.latest.get(key) : this.holds.get(id(key, token));
+      if (!hold) continue;
+      hold.extensions++;
+      hold.mayExpireMs = Math.max(hold.mayExpireMs, sentMs + ttlMs);
+      hold.expiredMs = now + ttlMs;
+    }
+  }
+
+  /** Records what became certain by `now`: holds whose TTL ran out with no release in the grace, attempts given up. */
+  sweep(now = performance.now()): void {
+    const { expiredGraceMs, retryWindowMs } = this.options;
+    for (const hold of this.holds.values()) {
+      if (now < hold.expiredMs + expiredGraceMs) continue;
+      this.forget(hold);
+      if (this.isLock(hold)) this.record(hold, 'expired', hold.expiredMs - hold.wonMs);
+      else this.counts.ignored++;
+    }
+    for (const [waitingId, w] of this.waiting) {
+      if (now < w.lastMs + retryWindowMs) continue;
+      this.waiting.delete(waitingId);
+      const key = waitingId.slice(0, waitingId.indexOf('\u0000'));
+      if (!w.byScript && !this.confirmed.has(this.patternOf(key))) {
+        this.counts.ignored++;
+        continue;
+      }
+      const outcome: Outcome = w.failedWithError ? 'error' : 'not_acquired';
+      this.emit({ key, at: w.at, waitMs: w.lastMs - w.firstMs, attempts: w.attempts, ttlMs: w.ttlMs, outcome }, key);
+    }
+    if (this.holds.size === 0 && this.waiting.size === 0) this.disarm();
+  }
+
+  /** Stops following: what is certain is recorded, what is still open is counted as abandoned. */
+  close(): void {
+    if (this.closed) return;
+    this.sweep();
+    this.closed = true;
+    this.counts.abandoned += this.holds.size + this.waiting.size;
+    this.holds.clear();
+    this.latest.clear();
+    this.waiting.clear();
+    this.disarm();
+  }
+
+  private isLock(hold: Hold): boolean {
+    return hold.byScript || this.confirmed.has(this.patternOf(hold.key));
+  }
+
+  private confirm(key: string): void {
+    if (this.confirmed.size < MAX_CONFIRMED_PATTERNS) this.confirmed.add(this.patternOf(key));
+  }
+
+  private patternOf(key: string): string {
+    return this.options.templates.length > 0 ? resolvePattern(key, this.options.templates) : patternOf(key);
+  }
+
+  private forget(hold: Hold): void {
+    this.holds.delete(id(hold.key, hold.token));
+    if (this.latest.get(hold.key) === hold) this.latest.delete(hold.key);
+  }
+
+  private record(hold: Hold, outcome: Outcome, holdMs: number): void {
+    const { key, at, waitMs, attempts, ttlMs, extensions } = hold;
+    this.emit({ key, at, holdMs: Math.max(0, holdMs), waitMs, attempts, ttlMs, outcome, extensions }, key);
+  }
+
+  private emit(sample: LockSample, key: string): void {
+    if (this.options.templates.length > 0) sample.pattern = resolvePattern(key, this.options.templates);
+    if (this.options.instance !== undefined) sample.instance = this.options.instance;
+    this.counts.recorded[sample.outcome]++;
+    for (const recorder of this.options.recorders) {
+      try {
+        recorder.record(sample);
+      } catch {
+        // A recorder must not throw; one that does loses this sample, never the client's reply.
+      }
+    }
+  }
+
+  private arm(): void {
+    if (this.timer !== undefined) return;
+    const every = Math.max(10, Math.min(250, this.options.retryWindowMs / 4, this.options.expiredGraceMs / 4));
+    this.timer = setInterval(() => {
+      try {
+        this.sweep();
+      } catch {
+        // Nothing thrown from our timer may reach the host's process.
+      }
+    }, every);
+    this.timer.unref();
+  }
+
+  private disarm(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
