@@ -135,8 +135,13 @@ describe('architecture: the imports of src/', () => {
     expect(violations('lock', ['record'], (e) => e.typeOnly && e.to === 'record/sample.ts')).toEqual([]);
   });
 
+  it("keeps instrument/ (inside the user's Redis client) as lean as the lock", () => {
+    expect(violations('instrument', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock'])).toEqual([]);
+    expect(violations('instrument', ['record'], (e) => e.typeOnly && e.to === 'record/sample.ts')).toEqual([]);
+  });
+
   it('keeps the store free of producers and consumers', () => {
-    expect(violations('store', ['record', 'fleet', 'analyze', 'report', 'policy', 'lock', 'inspect', 'cli'])).toEqual([]);
+    expect(violations('store', ['record', 'fleet', 'analyze', 'report', 'policy', 'lock', 'instrument', 'inspect', 'cli'])).toEqual([]);
   });
 
   it('keeps analysis free of presentation', () => {
