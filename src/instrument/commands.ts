@@ -38,14 +38,30 @@ export function verbOf(name: unknown): Verb | undefined {
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : typeof value === 'number' ? String(value) : undefined;
 
+/** A non-negative integer argument (a TTL, a key count), as a number or its decimal digits; else `undefined`. */
 function integer(value: unknown): number | undefined {
-  const s = text(value);
-  if (s === undefined || !/^\d{1,15}$/.test(s)) return undefined;
-  return Number(s);
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  const s = typeof value === 'string' ? value : text(value);
+  if (s === undefined || s.length === 0 || s.length > 15) return undefined;
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const digit = s.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
+/** The options of SET a lock uses, in either case; anything else (GET, KEEPTTL, IFEQ…) is not the lock protocol. */
+type SetOption = 'NX' | 'XX' | 'PX' | 'EX' | 'PXAT' | 'EXAT';
+const SET_OPTIONS: Record<string, SetOption> = Object.create(null) as Record<string, SetOption>;
+for (const option of ['NX', 'XX', 'PX', 'EX', 'PXAT', 'EXAT'] as const) {
+  SET_OPTIONS[option] = option;
+  SET_OPTIONS[option.toLowerCase()] = option;
 }
 
 /** Our own lock's tokens: `RedisLock` records its locks itself, so an instrumented client skips them. */
-const ours = (token: string) => token.startsWith(TOKEN_PREFIX);
+const ours = (token: string) => token.charCodeAt(0) === 116 /* t */ && token.startsWith(TOKEN_PREFIX);
 
 /**
  * Reads a command (its arguments after the name) as a lock operation, or
@@ -88,14 +104,16 @@ function readSet(args: readonly unknown[], now: () => number): LockCommand | und
   let xx = false;
   let ttlMs: number | undefined;
   for (let i = 2; i < args.length; i++) {
-    const option = String(text(args[i])).toUpperCase();
+    const arg = args[i];
+    const option = SET_OPTIONS[typeof arg === 'string' ? arg : String(text(arg))];
+    if (option === undefined) return undefined;
     if (option === 'NX') nx = true;
     else if (option === 'XX') xx = true;
-    else if (option === 'PX' || option === 'EX' || option === 'PXAT' || option === 'EXAT') {
+    else {
       const n = integer(args[++i]);
       if (n === undefined) return undefined;
       ttlMs = option === 'PX' ? n : option === 'EX' ? n * 1000 : (option === 'PXAT' ? n : n * 1000) - now();
-    } else return undefined; // GET, KEEPTTL, IFEQ…: not the lock protocol
+    }
   }
   if (ttlMs === undefined || ttlMs <= 0) return undefined;
   if (nx && !xx) return { op: 'acquire', keys: [key], token, ttlMs, byScript: false };
@@ -141,6 +159,8 @@ function readScript(verb: 'eval' | 'evalsha', args: readonly unknown[]): LockCom
 
 /** Whether a reply says the operation took effect on all `n` keys: `OK`, or a count of `n` (or 1 for one-key scripts). */
 export function succeeded(reply: unknown, n: number): boolean {
+  if (typeof reply === 'number') return reply >= (n > 1 ? n : 1);
+  if (reply === 'OK') return true;
   if (reply === null || reply === undefined) return false;
   const s = text(reply);
   if (s === 'OK') return true;

@@ -24,7 +24,9 @@ interface IoredisCommand {
   name: string;
   args: unknown[];
   inTransaction?: boolean;
-  promise: Promise<unknown>;
+  /** Settle the command's promise; ioredis calls them as the reply (or error) arrives. */
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
 }
 
 type AnyFunction = (...args: never[]) => unknown;
@@ -87,15 +89,30 @@ function replace(target: Hookable, name: string, wrap: (original: (...args: unkn
   };
 }
 
-// The offline queue and cluster redirections send one command object again: read it once.
-const seen = new WeakSet<object>();
+/** The name of the reply hook we put on an ioredis command: one sent again (offline queue, reconnect) is read once. */
+const REPLY_HOOK = 'ttlAdvisorReplyHook';
 
+/**
+ * ioredis: the command's own `resolve`/`reject` are wrapped, so the reply is
+ * seen as ioredis settles it — no promise and no microtask more per command.
+ */
 function ioredisSend(original: (...args: unknown[]) => unknown, tracker: LockTracker) {
   return function sendCommand(this: unknown, command: IoredisCommand, stream?: unknown, node?: unknown) {
     const verb = verbOf(command.name);
-    if (verb !== undefined && !command.inTransaction && !seen.has(command)) {
-      seen.add(command);
-      watch(tracker, verb, command.args, command.promise);
+    if (verb !== undefined && !command.inTransaction && command.resolve.name !== REPLY_HOOK) {
+      const settle = observe(tracker, verb, command.args);
+      if (settle) {
+        const { resolve, reject } = command;
+        const ttlAdvisorReplyHook = (value: unknown) => {
+          resolve(value);
+          safely(settle, value, false);
+        };
+        command.resolve = ttlAdvisorReplyHook;
+        command.reject = (error: unknown) => {
+          reject(error);
+          if (!isNoScript(error)) safely(settle, undefined, true);
+        };
+      }
     }
     return original.call(this, command, stream, node);
   };
@@ -139,12 +156,9 @@ function hookNodeRedisCluster(self: Hookable, tracker: LockTracker): Restore {
   };
 }
 
-function watch(tracker: LockTracker, verb: Verb, args: unknown[], reply: Promise<unknown>): void {
-  const settle = observe(tracker, verb, args);
-  if (settle) follow(reply, settle);
-}
+type Settle = (reply: unknown, failed: boolean) => void;
 
-function observe(tracker: LockTracker, verb: Verb, args: readonly unknown[]): ((reply: unknown, failed: boolean) => void) | undefined {
+function observe(tracker: LockTracker, verb: Verb, args: readonly unknown[]): Settle | undefined {
   try {
     const command = readLockCommand(verb, args, Date.now);
     return command === undefined ? undefined : tracker.sent(command, performance.now());
@@ -153,19 +167,25 @@ function observe(tracker: LockTracker, verb: Verb, args: readonly unknown[]): ((
   }
 }
 
-function follow(reply: Promise<unknown>, settle: (reply: unknown, failed: boolean) => void): void {
-  const safely = (value: unknown, failed: boolean) => {
-    try {
-      settle(value, failed);
-    } catch {
-      // never an unhandled rejection in the host because of us
-    }
-  };
+function follow(reply: Promise<unknown>, settle: Settle): void {
   reply.then(
-    (value) => safely(value, false),
+    (value) => safely(settle, value, false),
     (error: unknown) => {
-      // NOSCRIPT: the script was not cached, and its sender sends it again as EVAL. Not an attempt.
-      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) safely(undefined, true);
+      if (!isNoScript(error)) safely(settle, undefined, true);
     },
   );
+}
+
+/** NOSCRIPT: the script was not cached, and its sender sends it again as EVAL. Not an attempt. */
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/** Our bookkeeping never throws into the client's reply handling (or an unhandled rejection). */
+function safely(settle: Settle, value: unknown, failed: boolean): void {
+  try {
+    settle(value, failed);
+  } catch {
+    // ignored on purpose
+  }
 }

@@ -1,10 +1,14 @@
+import { idPrefixOf, representativeOf, sameIdPrefix } from '../keys/id-prefix.js';
 import { patternOf, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
 import type { LockSample, Outcome, SampleRecorder } from '../record/sample.js';
+import { ByKey } from './by-key.js';
 import { succeeded, type LockCommand } from './commands.js';
 
 /** A lock seen won and not yet released. Times are `performance.now()` milliseconds. */
 interface Hold {
   readonly key: string;
+  /** An older hold on the same key still open here (its TTL ran out and another holder took the key). */
+  older: Hold | undefined;
   readonly token: string;
   /** Wall clock of the first attempt (epoch ms). */
   readonly at: number;
@@ -25,6 +29,10 @@ interface Hold {
 
 /** Attempts on a key and token not won yet. */
 interface Waiting {
+  readonly key: string;
+  readonly token: string;
+  /** Another waiter on the same key (another task of this process, with its own token). */
+  older: Waiting | undefined;
   readonly at: number;
   readonly firstMs: number;
   attempts: number;
@@ -63,7 +71,8 @@ export interface TrackerOptions {
 }
 
 const MAX_CONFIRMED_PATTERNS = 10_000;
-const id = (key: string, token: string) => `${key}\u0000${token}`;
+const PATTERN_CACHE_LIMIT = 10_000;
+const RECENTLY_CONFIRMED = 8;
 
 /**
  * Follows locks through the commands an instrumented client sends: opens a hold
@@ -72,11 +81,14 @@ const id = (key: string, token: string) => `${key}\u0000${token}`;
  * token-checked release was seen on its pattern; until then, nothing is recorded for it.
  */
 export class LockTracker {
-  private readonly holds = new Map<string, Hold>();
-  /** The newest hold of each key, for commands that name the key only (`PEXPIRE`, `DEL`). */
-  private readonly latest = new Map<string, Hold>();
-  private readonly waiting = new Map<string, Waiting>();
+  private readonly holds = new ByKey<Hold>();
+  private readonly waiting = new ByKey<Waiting>();
   private readonly confirmed = new Set<string>();
+  /** The last keys whose pattern was confirmed, to skip deriving it again. */
+  private readonly recentlyConfirmed: string[] = [];
+  private recentNext = 0;
+  /** Key → pattern, by id prefix (see `idPrefixOf`) or by key; bounded. */
+  private readonly patterns = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   readonly counts: Omit<InstrumentStats, 'open' | 'waiting'> = {
@@ -98,8 +110,7 @@ export class LockTracker {
     if (this.closed) return undefined;
     switch (command.op) {
       case 'acquire': {
-        const waitingId = id(command.keys[0]!, command.token);
-        if (!this.waiting.has(waitingId) && this.holds.size + this.waiting.size >= this.options.maxOpenLocks) {
+        if (this.holds.size + this.waiting.size >= this.options.maxOpenLocks && !this.waiting.find(command.keys[0]!, command.token)) {
           // Full. A cache's SET NX on a pattern never seen released is not a lock: no alarm for it.
           if (!command.byScript && !this.confirmed.has(this.patternOf(command.keys[0]!))) this.counts.ignored++;
           else {
@@ -117,7 +128,7 @@ export class LockTracker {
       case 'script': {
         // An unknown script on a held lock's keys and token: ARGV[2] a TTL → extend, nothing more → release.
         const [token, ttl, ...rest] = command.argv;
-        if (token === undefined || rest.length > 0 || !this.holds.has(id(command.keys[0]!, token))) return undefined;
+        if (token === undefined || rest.length > 0 || !this.holds.find(command.keys[0]!, token)) return undefined;
         if (ttl === undefined) return (reply, failed) => this.released(command.keys, token, reply, failed);
         const ttlMs = /^\d{1,15}$/.test(ttl) ? Number(ttl) : undefined;
         if (ttlMs === undefined) return undefined;
@@ -129,27 +140,27 @@ export class LockTracker {
   private acquired(command: Extract<LockCommand, { op: 'acquire' }>, sentMs: number, reply: unknown, failed: boolean): void {
     const now = performance.now();
     const { keys, token, ttlMs, byScript } = command;
-    const waitingId = id(keys[0]!, token);
-    const before = this.waiting.get(waitingId);
+    const before = this.waiting.size === 0 ? undefined : this.waiting.find(keys[0]!, token);
     if (failed || !succeeded(reply, keys.length)) {
       if (before) {
         before.attempts++;
         before.lastMs = now;
         before.failedWithError = failed;
       } else {
-        this.waiting.set(waitingId, { at: Date.now() - (now - sentMs), firstMs: sentMs, attempts: 1, lastMs: now, failedWithError: failed, byScript, ttlMs });
+        const at = Date.now() - (now - sentMs);
+        this.waiting.add({ key: keys[0]!, token, older: undefined, at, firstMs: sentMs, attempts: 1, lastMs: now, failedWithError: failed, byScript, ttlMs });
       }
       this.arm();
       return;
     }
-    if (before) this.waiting.delete(waitingId);
+    if (before) this.waiting.remove(before);
     const at = before?.at ?? Date.now() - (now - sentMs);
     const firstMs = before?.firstMs ?? sentMs;
     for (const key of keys) {
-      const holdId = id(key, token);
-      if (this.holds.has(holdId)) continue; // the same lock won on another Redis (Redlock's quorum): counted once
-      const hold: Hold = {
+      // Not added twice: the same lock won on another Redis (Redlock's quorum) is counted once.
+      const added = this.holds.add({
         key,
+        older: undefined,
         token,
         at,
         attempts: (before?.attempts ?? 0) + 1,
@@ -160,10 +171,8 @@ export class LockTracker {
         expiredMs: now + ttlMs,
         extensions: 0,
         byScript,
-      };
-      this.holds.set(holdId, hold);
-      this.latest.set(key, hold);
-      this.counts.acquired++;
+      });
+      if (added) this.counts.acquired++;
     }
     this.arm();
   }
@@ -172,11 +181,12 @@ export class LockTracker {
     const now = performance.now();
     const all = !failed && succeeded(reply, keys.length);
     for (const key of keys) {
-      const hold = token === undefined ? this.latest.get(key) : this.holds.get(id(key, token));
+      const hold = this.holds.take(key, token);
       if (!hold) continue;
-      this.forget(hold);
       // A plain DEL proves nothing about a lock; a token-checked release proves its pattern is one.
-      if (token !== undefined) this.confirm(key);
+      if (token !== undefined) {
+        if (!hold.byScript) this.confirm(key);
+      }
       else if (!this.isLock(hold)) {
         this.counts.ignored++;
         continue;
@@ -189,7 +199,7 @@ export class LockTracker {
   private extended(keys: readonly string[], token: string | undefined, ttlMs: number, sentMs: number): void {
     const now = performance.now();
     for (const key of keys) {
-      const hold = token === undefined ? this.latest.get(key) : this.holds.get(id(key, token));
+      const hold = token === undefined ? this.holds.newest(key) : this.holds.find(key, token);
       if (!hold) continue;
       hold.extensions++;
       hold.mayExpireMs = Math.max(hold.mayExpireMs, sentMs + ttlMs);
@@ -200,22 +210,21 @@ export class LockTracker {
   /** Records what became certain by `now`: holds whose TTL ran out with no release in the grace, attempts given up. */
   sweep(now = performance.now()): void {
     const { expiredGraceMs, retryWindowMs } = this.options;
-    for (const hold of this.holds.values()) {
+    for (const hold of this.holds.all()) {
       if (now < hold.expiredMs + expiredGraceMs) continue;
-      this.forget(hold);
+      this.holds.remove(hold);
       if (this.isLock(hold)) this.record(hold, 'expired', hold.expiredMs - hold.wonMs);
       else this.counts.ignored++;
     }
-    for (const [waitingId, w] of this.waiting) {
+    for (const w of this.waiting.all()) {
       if (now < w.lastMs + retryWindowMs) continue;
-      this.waiting.delete(waitingId);
-      const key = waitingId.slice(0, waitingId.indexOf('\u0000'));
-      if (!w.byScript && !this.confirmed.has(this.patternOf(key))) {
+      this.waiting.remove(w);
+      if (!w.byScript && !this.confirmed.has(this.patternOf(w.key))) {
         this.counts.ignored++;
         continue;
       }
       const outcome: Outcome = w.failedWithError ? 'error' : 'not_acquired';
-      this.emit({ key, at: w.at, waitMs: w.lastMs - w.firstMs, attempts: w.attempts, ttlMs: w.ttlMs, outcome }, key);
+      this.emit({ key: w.key, at: w.at, waitMs: w.lastMs - w.firstMs, attempts: w.attempts, ttlMs: w.ttlMs, outcome }, w.key);
     }
     if (this.holds.size === 0 && this.waiting.size === 0) this.disarm();
   }
@@ -227,8 +236,8 @@ export class LockTracker {
     this.closed = true;
     this.counts.abandoned += this.holds.size + this.waiting.size;
     this.holds.clear();
-    this.latest.clear();
     this.waiting.clear();
+    this.patterns.clear();
     this.disarm();
   }
 
@@ -237,16 +246,25 @@ export class LockTracker {
   }
 
   private confirm(key: string): void {
+    // Most releases are of a pattern confirmed a moment ago: compared by id prefix, no pattern derived.
+    const recent = this.recentlyConfirmed;
+    for (let i = 0; i < recent.length; i++) if (recent[i] === key || sameIdPrefix(recent[i]!, key)) return;
+    recent[this.recentNext] = key;
+    this.recentNext = (this.recentNext + 1) % RECENTLY_CONFIRMED;
     if (this.confirmed.size < MAX_CONFIRMED_PATTERNS) this.confirmed.add(this.patternOf(key));
   }
 
   private patternOf(key: string): string {
-    return this.options.templates.length > 0 ? resolvePattern(key, this.options.templates) : patternOf(key);
-  }
-
-  private forget(hold: Hold): void {
-    this.holds.delete(id(hold.key, hold.token));
-    if (this.latest.get(hold.key) === hold) this.latest.delete(hold.key);
+    const { templates } = this.options;
+    if (templates.length > 0) return resolvePattern(key, templates);
+    const cacheKey = idPrefixOf(key) ?? key;
+    let pattern = this.patterns.get(cacheKey);
+    if (pattern === undefined) {
+      pattern = patternOf(cacheKey === key ? key : representativeOf(cacheKey));
+      if (this.patterns.size >= PATTERN_CACHE_LIMIT) this.patterns.clear();
+      this.patterns.set(cacheKey, pattern);
+    }
+    return pattern;
   }
 
   private record(hold: Hold, outcome: Outcome, holdMs: number): void {

@@ -1,4 +1,5 @@
 import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
+import { idPrefixOf, representativeOf } from '../keys/id-prefix.js';
 import { BUCKET_MS } from '../store/format.js';
 import type { DeltaBatch, RawRow } from '../store/input.js';
 import { truncate } from '../text.js';
@@ -29,22 +30,6 @@ export const FOLD = Object.freeze({ counted: 0, invalid: 1, noRoom: 2 });
 /** An hour's aggregate is retired this long after the hour ended, once a seal found nothing new in it. */
 const RETIRE_AFTER_MS = 2 * 60 * 1000;
 const KEY_CACHE_LIMIT = 10_000;
-/** `:` `/` `_` `.` `#` `|` `=` `@`: separators before a decimal id (see `byIdPrefix`). */
-const ID_SEPARATORS = new Set([58, 47, 95, 46, 35, 124, 61, 64]);
-const CANONICAL_UUID = '00000000-0000-0000-0000-000000000000';
-
-/** Whether a UUID (8-4-4-4-12 hex digits, either case) starts at `at` and runs to the end of `key`. */
-function isUuidAt(key: string, at: number): boolean {
-  if (at <= 0) return false;
-  for (let j = 0; j < 36; j++) {
-    const c = key.charCodeAt(at + j);
-    if (j === 8 || j === 13 || j === 18 || j === 23) {
-      if (c !== 45) return false;
-    } else if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70))) return false;
-  }
-  return true;
-}
-
 /**
  * Folds samples, as they are recorded, into per-(pattern, hour) histograms and
  * counters in the recording process, and keeps raw rows by a budget: what both
@@ -258,29 +243,14 @@ export class Aggregator {
     return this.seriesFor(name, pattern, map);
   }
 
-  /**
-   * Keys that are a prefix ending in a separator, then a decimal id
-   * (`order:lock:product:123`) or a UUID (`cart:lock:7f1c0e2a-…`), share their
-   * pattern with every other id after that prefix: the heuristics turn a
-   * digits-only token into `{id}` and a UUID into `{uuid}`, and a separator
-   * other than `-` can be part of neither. So millions of distinct ids cost one
-   * map lookup by prefix, not a pattern derivation each. Templates may name
-   * literal ids, so with templates every key is derived.
-   */
+  /** Keys ending in a separator and an id share one series per prefix (see `idPrefixOf`): one lookup, no derivation. */
   private byIdPrefix(key: string): Series | undefined {
     if (this.options.templates.length > 0) return undefined;
-    let i = key.length;
-    let id = '0';
-    if (isUuidAt(key, key.length - 36)) {
-      i = key.length - 36;
-      id = CANONICAL_UUID;
-    } else while (i > 0 && key.charCodeAt(i - 1) >= 48 && key.charCodeAt(i - 1) <= 57) i--;
-    if (i === key.length || i <= 0 || !ID_SEPARATORS.has(key.charCodeAt(i - 1))) return undefined;
-    const prefix = key.slice(0, i);
-    const cacheKey = id === '0' ? prefix : `${prefix}\u0000uuid`;
+    const cacheKey = idPrefixOf(key);
+    if (cacheKey === undefined) return undefined;
     let series = this.byPrefix.get(cacheKey);
     if (series === undefined) {
-      series = this.seriesFor(this.options.instance, resolvePattern(prefix + id, this.options.templates), this.byPattern);
+      series = this.seriesFor(this.options.instance, resolvePattern(representativeOf(cacheKey), this.options.templates), this.byPattern);
       if (this.byPrefix.size >= KEY_CACHE_LIMIT) this.byPrefix.clear();
       this.byPrefix.set(cacheKey, series);
     }

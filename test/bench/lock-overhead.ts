@@ -37,10 +37,10 @@ const LABELS: Record<Variant, string> = {
 };
 
 /** Ops per second and process CPU µs per op (all threads: the recorder's writer thread counts too). */
-async function measure(
+export async function measure(
   concurrency: number,
   durationMs: number,
-  op: (worker: number) => Promise<void>,
+  op: (worker: number) => Promise<unknown>,
   settle?: () => Promise<unknown>,
 ): Promise<{ opsPerSec: number; cpuUsPerOp: number }> {
   let done = 0;

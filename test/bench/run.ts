@@ -5,6 +5,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../helpers/redis-server.js';
+import { benchInstrument } from './instrument.js';
 import { benchLockOverhead } from './lock-overhead.js';
 import { benchFootprint, benchRecorderIngest } from './recorder-ingest.js';
 import { benchReport } from './report.js';
@@ -29,6 +30,14 @@ try {
       results.lockOverhead = await benchLockOverhead(redis, dir);
     } finally {
       redis.disconnect();
+      await server?.stop();
+    }
+  }
+  if (wanted('instrument')) {
+    const server = process.env.REDIS_URL ? undefined : await startRedisServer();
+    try {
+      results.instrument = await benchInstrument(process.env.REDIS_URL ?? server!.url, dir);
+    } finally {
       await server?.stop();
     }
   }

@@ -35,10 +35,14 @@ function p99(values: number[]): number {
   return sorted[Math.ceil(0.99 * sorted.length) - 1]!;
 }
 
-/** The test's measurement of a hold: from inside the critical section's start to its end. */
-async function section(ms: number): Promise<number> {
+/**
+ * The test's measurement of a hold, as the lock's user sees it: from the moment
+ * the acquire resolved (the section starts) until the release resolved.
+ */
+async function held(ms: number, release: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
   await sleep(ms);
+  await release();
   return performance.now() - start;
 }
 
@@ -78,7 +82,12 @@ describe.each(['ioredis 5', 'ioredis 6'] as const)('instrument() on %s', (kind) 
     const redlock = new Redlock([redis]);
     const measured: number[] = [];
     for (const [i, ms] of holdTimes(N).entries()) {
-      await redlock.using([`r5:lock:order:${i}`], TTL, async () => void measured.push(await section(ms)));
+      let start = 0;
+      await redlock.using([`r5:lock:order:${i}`], TTL, async () => {
+        start = performance.now();
+        await sleep(ms);
+      });
+      measured.push(performance.now() - start);
     }
     expectHoldsMatch(take('r5:lock:order:'), measured, TTL);
   });
@@ -87,13 +96,13 @@ describe.each(['ioredis 5', 'ioredis 6'] as const)('instrument() on %s', (kind) 
     const redlock = new Redlock([redis]);
     const measured: number[] = [];
     for (const [i, ms] of holdTimes(N, 11).entries()) {
-      const start = performance.now();
       const lock = await redlock.acquire([`r5x:lock:order:${i}`], TTL);
+      const start = performance.now();
       await sleep(ms / 2);
       const extended = await lock.extend(TTL);
       await sleep(ms / 2);
-      measured.push(performance.now() - start);
       await extended.release();
+      measured.push(performance.now() - start);
     }
     const samples = take('r5x:lock:order:');
     expectHoldsMatch(samples, measured, TTL);
@@ -106,12 +115,10 @@ describe.each(['ioredis 5', 'ioredis 6'] as const)('instrument() on %s', (kind) 
     for (const [i, ms] of holdTimes(N, 13).entries()) {
       if (i % 2 === 0) {
         const lock = await redlock.lock(`r4:lock:order:${i}`, TTL);
-        measured.push(await section(ms));
-        await lock.unlock();
+        measured.push(await held(ms, () => lock.unlock()));
       } else {
         const lock = await new Promise<Redlock4.Lock>((resolve, reject) => redlock.lock(`r4:lock:order:${i}`, TTL, (e, l) => (e ? reject(e) : resolve(l))));
-        measured.push(await section(ms));
-        await new Promise<void>((resolve, reject) => lock.unlock((e) => (e ? reject(e) : resolve())));
+        measured.push(await held(ms, () => new Promise<void>((resolve, reject) => lock.unlock((e) => (e ? reject(e) : resolve())))));
       }
     }
     expectHoldsMatch(take('r4:lock:order:'), measured, TTL);
@@ -122,8 +129,7 @@ describe.each(['ioredis 5', 'ioredis 6'] as const)('instrument() on %s', (kind) 
     for (const [i, ms] of holdTimes(N, 17).entries()) {
       const mutex = new Mutex(redis, `sem:order:${i}`, { lockTimeout: TTL, refreshInterval: 25 });
       await mutex.acquire();
-      measured.push(await section(ms));
-      await mutex.release();
+      measured.push(await held(ms, () => mutex.release()));
     }
     const samples = take('mutex:sem:order:');
     expectHoldsMatch(samples, measured, TTL);
@@ -136,8 +142,7 @@ describe.each(['ioredis 5', 'ioredis 6'] as const)('instrument() on %s', (kind) 
     for (const [i, ms] of holdTimes(N, 19).entries()) {
       const token = randomUUID();
       expect(await redis.set(`hw:lock:order:${i}`, token, 'PX', TTL, 'NX')).toBe('OK');
-      measured.push(await section(ms));
-      expect(await redis.eval(COMPARE_AND_DELETE, 1, `hw:lock:order:${i}`, token)).toBe(1);
+      measured.push(await held(ms, async () => expect(await redis.eval(COMPARE_AND_DELETE, 1, `hw:lock:order:${i}`, token)).toBe(1)));
     }
     expectHoldsMatch(take('hw:lock:order:'), measured, TTL);
   });
@@ -246,8 +251,7 @@ describe('instrument() on node-redis 5', () => {
       for (const [i, ms] of holdTimes(N, 23).entries()) {
         const token = randomUUID();
         expect(await client.set(`nr:lock:order:${i}`, token, { NX: true, PX: TTL })).toBe('OK');
-        measured.push(await section(ms));
-        expect(await client.eval(COMPARE_AND_DELETE, { keys: [`nr:lock:order:${i}`], arguments: [token] })).toBe(1);
+        measured.push(await held(ms, async () => expect(await client.eval(COMPARE_AND_DELETE, { keys: [`nr:lock:order:${i}`], arguments: [token] })).toBe(1)));
       }
       expectHoldsMatch(recorder.samples.slice(), measured, TTL);
 
