@@ -32,6 +32,8 @@ export interface PatternAnalysis {
   holdCount: number;
   holdMs: { p50: number; p90: number; p99: number; p999: number; max: number; mean: number };
   waitMs: { p50: number; p99: number };
+  /** Locks whose wait was measured; fewer than `count` when some came from `watch`, which sees no attempts (0: the wait is unknown). */
+  waitCount: number;
   outcomes: Record<Outcome, number>;
   /** Critical sections that threw. */
   threw: number;
@@ -167,6 +169,13 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
         'for them the TTL is not the hold budget, and a hold longer than the TTL was no expiration.',
     );
   }
+  if (wait.totalCount < count) {
+    hints.push(
+      wait.totalCount === 0
+        ? 'Wait times are unknown: these locks were seen by `ttl-advisor watch`, and Redis does not see a client wait or retry.'
+        : `Wait times are known for ${wait.totalCount} of ${count} locks: the others were seen by \`ttl-advisor watch\`, which does not see a client wait or retry.`,
+    );
+  }
   if (ttl.minMs !== ttl.maxMs) hints.push(`Several TTLs in use (${formatMs(ttl.minMs)}–${formatMs(ttl.maxMs)}); the most common is compared.`);
 
   return {
@@ -182,6 +191,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
       mean: holdCount > 0 ? ms(holdSumUs / holdCount) : 0,
     },
     waitMs: { p50: ms(wait.valueAtPercentile(50)), p99: waitP99Ms },
+    waitCount: wait.totalCount,
     outcomes,
     threw,
     extended,

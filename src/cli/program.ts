@@ -10,6 +10,7 @@ import { registerMerge } from './commands/merge.js';
 import { registerPrune } from './commands/prune.js';
 import { registerReport } from './commands/report.js';
 import { registerStats } from './commands/stats.js';
+import { registerWatch } from './commands/watch.js';
 import { processIo, type Io, type RunState } from './io.js';
 
 const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -28,6 +29,7 @@ export function buildProgram(io: Io = processIo, state: RunState = { exitCode: 0
   registerStats(program, io);
   registerLocks(program, io);
   registerCollect(program, io);
+  registerWatch(program, io);
   registerMerge(program, io);
   registerPrune(program, io);
   return program;

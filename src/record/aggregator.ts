@@ -85,7 +85,8 @@ export class Aggregator {
       }
     }
     const holdUs = holdMs === undefined || holdMs === null ? -1 : toMicros(holdMs);
-    const waitUs = waitMs === undefined || waitMs === null ? 0 : toMicros(waitMs);
+    // `null`: the wait was not measured (`watch` sees no attempts): left out of the wait histogram, -1 in a raw row.
+    const waitUs = waitMs === undefined ? 0 : waitMs === null ? -1 : toMicros(waitMs);
     const code = OUTCOME_CODE[outcome];
     const ttl = Math.round(ttlMs);
     const extended = extensions === undefined || extensions === null ? 0 : Math.round(extensions);
@@ -96,8 +97,10 @@ export class Aggregator {
       hour.holdSumUs += holdUs;
       hour.hold.record(holdUs);
     }
-    hour.waitSumUs += waitUs;
-    hour.wait.record(waitUs);
+    if (waitUs >= 0) {
+      hour.waitSumUs += waitUs;
+      hour.wait.record(waitUs);
+    }
     if (tsMs < hour.firstTsMs) hour.firstTsMs = tsMs;
     if (tsMs > hour.lastTsMs) hour.lastTsMs = tsMs;
     if (extended > 0) {

@@ -35,8 +35,12 @@ export interface LockSample {
   at: number;
   /** Time the lock was held, from won to released (ms). Absent when it was never won. */
   holdMs?: number | undefined;
-  /** Time spent waiting for the lock, first attempt to won (or to giving up) (ms). @default 0 */
-  waitMs?: number | undefined;
+  /**
+   * Time spent waiting for the lock, first attempt to won (or to giving up) (ms);
+   * `null` when it could not be measured (`watch` sees no attempts): then the
+   * report says the wait is unknown rather than zero. @default 0
+   */
+  waitMs?: number | null | undefined;
   /** Number of SET NX attempts made. @default 1 */
   attempts?: number | undefined;
   /** The TTL the lock was taken with (ms). */

@@ -93,7 +93,7 @@ async function patternSection(p: PatternAnalysis, index: number, analysis: Analy
     ['hold p50 / p90 / p99 / p99.9', [p.holdMs.p50, p.holdMs.p90, p.holdMs.p99, p.holdMs.p999].map(formatMs).join(' / ')],
     ['hold max / mean', `${formatMs(p.holdMs.max)} / ${formatMs(p.holdMs.mean)}`],
     ['p99, 95 % upper bound', p.p99UpperBoundMs === undefined ? `needs ${MIN_SAMPLES_FOR_P99} samples` : formatMs(p.p99UpperBoundMs)],
-    ['wait p50 / p99', `${formatMs(p.waitMs.p50)} / ${formatMs(p.waitMs.p99)}`],
+    ['wait p50 / p99', p.waitCount === 0 ? 'unknown (watched: Redis sees no waiting)' : `${formatMs(p.waitMs.p50)} / ${formatMs(p.waitMs.p99)}`],
     [
       'outcomes',
       `${formatCount(p.outcomes.released)} released, ${formatCount(p.outcomes.expired)} expired, ${formatCount(p.outcomes.not_acquired)} not acquired, ${formatCount(p.outcomes.error)} errors${p.outcomes.lost ? `, ${formatCount(p.outcomes.lost)} lost` : ''}; ${formatCount(p.threw)} threw`,

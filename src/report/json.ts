@@ -28,8 +28,9 @@ export function renderJson(analysis: Analysis): string {
       maxMs: r3(p.holdMs.max),
       meanMs: r3(p.holdMs.mean),
       p99UpperBoundMs: p.p99UpperBoundMs === undefined ? null : r3(p.p99UpperBoundMs),
-      waitP50Ms: r3(p.waitMs.p50),
-      waitP99Ms: r3(p.waitMs.p99),
+      // null when no lock of the pattern had its wait measured (all seen by `watch`)
+      waitP50Ms: p.waitCount === 0 ? null : r3(p.waitMs.p50),
+      waitP99Ms: p.waitCount === 0 ? null : r3(p.waitMs.p99),
       currentTtlMs: p.ttl.currentMs,
       ttlRangeMs: [p.ttl.minMs, p.ttl.maxMs],
       recommendedTtlMs: p.recommendedTtlMs,

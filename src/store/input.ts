@@ -15,7 +15,7 @@ export interface FoldedRollup {
 }
 
 /**
- * One raw row: [tsMs, key, pattern, holdUs (-1 when never won), waitUs, ttlMs,
+ * One raw row: [tsMs, key, pattern, holdUs (-1 when never won), waitUs (-1 when not measured), ttlMs,
  * flags (as stored: outcome 0–3 | threw << 2 | attempts << 3), extensions, lost (0 or 1)].
  */
 export type RawRow = [number, string, string, number, number, number, number, number, number];

@@ -1,0 +1,116 @@
+import { Option, type Command } from 'commander';
+import { TtlAdvisorError } from '../../errors.js';
+import type { StreamClient } from '../../fleet/stream-client.js';
+import { STREAM_SINK_DEFAULTS, RedisStreamSink } from '../../fleet/stream-sink.js';
+import { DEFAULT_DB_PATH } from '../../record/recorder-options.js';
+import { SqliteRecorder } from '../../record/sqlite-recorder.js';
+import { KeyspaceWatcher, WATCH_DEFAULTS } from '../../watch/watcher.js';
+import { collect, positiveNumber } from '../args.js';
+import type { Io } from '../io.js';
+import { connectRedis, redactUrl, requireRedisUrl } from '../redis.js';
+import { lineWriter } from './collect.js';
+
+interface WatchCommandOptions {
+  redis?: string;
+  db?: string;
+  stream?: string;
+  match: string;
+  dbIndex?: number;
+  patterns?: string[];
+  instance?: string;
+  configure?: boolean;
+  progressMs: number;
+}
+
+/** `ttl-advisor watch`: every lock in a Redis, from its keyspace notifications, until SIGTERM/SIGINT. */
+export function registerWatch(program: Command, io: Io): void {
+  program
+    .command('watch')
+    .description('Sample every lock in a Redis from its keyspace notifications (set → del | expired): services in any language, no code change. Runs until SIGTERM/SIGINT.')
+    .addOption(new Option('--redis <url>', 'Redis URL (any node of a Cluster: every master is watched)').env('REDIS_URL'))
+    .option('--db <file>', `the samples database (default ${DEFAULT_DB_PATH} unless --stream)`)
+    .option('--stream <key>', `send the samples to a Redis stream for \`collect\` instead (e.g. ${STREAM_SINK_DEFAULTS.stream})`)
+    .option('--match <glob>', 'the keys to watch (Redis glob)', WATCH_DEFAULTS.match)
+    .option('--db-index <n>', 'watch one database only (default: all)', (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0) throw new TtlAdvisorError(`Expected --db-index to be a database number, got ${JSON.stringify(v)}`);
+      return n;
+    })
+    .option('--patterns <template...>', 'pattern templates such as order:lock:product:{id}, tried before the heuristics', collect)
+    .option('--instance <name>', 'name of this watcher in the data (default: host:pid)')
+    .option('--configure', 'set the missing notify-keyspace-events classes, and restore the previous setting on exit')
+    .option('--progress-ms <ms>', 'how often to report progress on stderr', positiveNumber('--progress-ms'), 10_000)
+    .action(async (options: WatchCommandOptions) => {
+      const url = requireRedisUrl(options.redis);
+      if (options.db !== undefined && options.stream !== undefined) throw new TtlAdvisorError('Give --db or --stream, not both');
+      const shown = redactUrl(url);
+      const say = lineWriter(io);
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+      const stopped = new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
+      const target = options.stream !== undefined ? `the stream ${options.stream}` : (options.db ?? DEFAULT_DB_PATH);
+      say.line(`watching keys matching ${options.match} on ${shown} into ${target}; wait times are not visible from Redis`);
+
+      let sinkConnection: Awaited<ReturnType<typeof connectRedis>> | undefined;
+      let watcher: KeyspaceWatcher | undefined;
+      let recorder: SqliteRecorder | RedisStreamSink | undefined;
+      try {
+        if (options.stream !== undefined) {
+          sinkConnection = await connectRedis(url, 'follow', { cancel: stop.signal });
+          recorder = new RedisStreamSink(sinkConnection.client as unknown as StreamClient, { stream: options.stream, ...(options.instance && { instance: options.instance }) });
+        } else {
+          recorder = new SqliteRecorder({ path: options.db ?? DEFAULT_DB_PATH, ...(options.instance && { instance: options.instance }) });
+        }
+        recorder.on('warning', (w: { message: string }) => say.line(`recorder: ${w.message}`));
+        watcher = await KeyspaceWatcher.start({
+          url,
+          recorder,
+          match: options.match,
+          ...(options.dbIndex !== undefined && { dbIndex: options.dbIndex }),
+          ...(options.patterns && { patterns: options.patterns }),
+          ...(options.instance && { instance: options.instance }),
+          configure: options.configure === true,
+          onNotice: (message) => say.line(message),
+        });
+        const { nodes } = watcher.stats();
+        say.line(`subscribed on ${nodes} node${nodes === 1 ? '' : 's'}${options.configure ? ' (notifications configured; restored on exit)' : ''}`);
+        let last = { at: performance.now(), locks: 0 };
+        const progress = setInterval(() => {
+          const s = watcher!.stats();
+          const locks = Object.values(s.recorded).reduce((a, b) => a + b, 0);
+          const now = performance.now();
+          const rate = ((locks - last.locks) * 1000) / (now - last.at);
+          last = { at: now, locks };
+          say.progress(
+            `${locks} locks (${rate.toFixed(1)}/s), ${s.open} open, ${s.recorded.expired} expired; ` +
+              `ignored ${s.ignored} not-lock expiries, ${s.notLocks} keys without TTL; dropped ${s.dropped}${s.nodesDown ? `; ${s.nodesDown} node(s) down` : ''}`,
+          );
+        }, options.progressMs);
+        progress.unref();
+        await stopped;
+        clearInterval(progress);
+      } catch (error) {
+        if (stop.signal.aborted && !watcher) {
+          say.line('stopped before Redis answered; nothing watched');
+          return;
+        }
+        throw error;
+      } finally {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
+        const { abandoned } = (await watcher?.stop()) ?? { abandoned: 0 };
+        const stats = watcher?.stats();
+        const closed = await recorder?.close();
+        sinkConnection?.close();
+        if (stats) {
+          const locks = Object.values(stats.recorded).reduce((a, b) => a + b, 0);
+          say.line(
+            `stopped: ${locks} locks recorded (${stats.recorded.released} released, ${stats.recorded.expired} expired, ${stats.recorded.lost} lost); ` +
+              `${abandoned} open at exit and ${stats.droppedInGaps} open across a lost connection not recorded; written ${closed?.written ?? 0}, dropped ${closed?.dropped ?? 0}`,
+          );
+        }
+      }
+    });
+}

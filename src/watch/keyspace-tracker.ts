@@ -1,0 +1,266 @@
+import { patternOf, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
+import type { LockSample, Outcome, SampleRecorder } from '../record/sample.js';
+
+/**
+ * Turns keyspace notifications into lock samples. Per key, as Redis reports it:
+ * `set` (and the `expire` of its PX/EX) opens a hold; `del` ends it `released`;
+ * `expired` ends it `expired`, `evicted` `lost`; a later `set` or `expire` on a
+ * held key is an extension. Times are arrival times in this process
+ * (`performance.now()`), so a hold is `del` arrival − `set` arrival.
+ *
+ * What is a lock: a key whose `set` leaves it with a TTL (read with PTTL at
+ * once), and whose pattern has been seen deleted while held. A key with no TTL,
+ * or one that only ever expires (a cache entry), is never a sample; expirations
+ * count only on a pattern already seen released.
+ */
+
+export type KeyspaceEvent = string;
+
+/** A key's hold, from its `set`. */
+interface Open {
+  readonly id: string;
+  readonly node: string;
+  readonly db: number;
+  readonly key: string;
+  readonly setMs: number;
+  readonly at: number;
+  /** The TTL the lock was taken with; `undefined` until PTTL answered. */
+  ttlMs: number | undefined;
+  ttlRead: boolean;
+  /** The next `expire` event is the `set`'s own (SET … PX emits both). */
+  expectExpire: boolean;
+  extensions: number;
+  /** When the TTL in force runs out (the last PTTL's reply + its answer), for an extended lock's expiry. */
+  expiresMs: number | undefined;
+  /** An end that arrived before PTTL answered. */
+  ended: { outcome: Outcome; atMs: number } | undefined;
+}
+
+export interface WatchStats {
+  /** Notifications read. */
+  events: number;
+  /** Samples recorded, by outcome. */
+  recorded: Record<Outcome, number>;
+  /** Locks held now, as far as the notifications tell. */
+  open: number;
+  /** Keys set without a TTL, or whose TTL was removed: not locks. */
+  notLocks: number;
+  /** Holds that ended by expiry or eviction on a pattern never seen released (caches, most likely): not recorded. */
+  ignored: number;
+  /** Holds whose TTL could not be read (the key was gone before PTTL ran, and its pattern's TTL is unknown). */
+  unknownTtl: number;
+  /** Holds dropped because `maxOpen` were open, or because their node's connection dropped while they were open. */
+  dropped: number;
+  /** Of `dropped`, those open across a lost connection (their end was not seen). */
+  droppedInGaps: number;
+}
+
+export interface KeyspaceTrackerOptions {
+  recorders: readonly SampleRecorder[];
+  templates: readonly CompiledTemplate[];
+  instance: string | undefined;
+  maxOpen: number;
+  /** Reads a key's PTTL on the node it lives on: the reply and when it arrived. */
+  readTtl: (node: string, db: number, key: string) => Promise<number>;
+}
+
+const MAX_CONFIRMED = 10_000;
+
+/**
+ * The TTL a client most likely set, from PTTL's answer `remainingMs` read at
+ * most `slackMs` after the SET ran: the "roundest" value (most trailing zeros)
+ * in [remaining, remaining + slack], the smallest among equals — 10000 from
+ * 9999, 150 from 149, 1234 from 1234.
+ */
+export function likelyTtl(remainingMs: number, slackMs: number): number {
+  let best = remainingMs;
+  let bestZeros = -1;
+  for (let v = remainingMs; v <= remainingMs + Math.max(0, Math.ceil(slackMs)); v++) {
+    let zeros = 0;
+    for (let x = v; x > 0 && x % 10 === 0; x /= 10) zeros++;
+    if (zeros > bestZeros) {
+      best = v;
+      bestZeros = zeros;
+    }
+  }
+  return best;
+}
+
+export class KeyspaceTracker {
+  private readonly open = new Map<string, Open>();
+  private readonly confirmed = new Set<string>();
+  /** The last TTL seen per pattern, for a hold too short for PTTL to find its key. */
+  private readonly lastTtl = new Map<string, number>();
+  readonly counts: Omit<WatchStats, 'open'> = {
+    events: 0,
+    recorded: { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 },
+    notLocks: 0,
+    ignored: 0,
+    unknownTtl: 0,
+    dropped: 0,
+    droppedInGaps: 0,
+  };
+
+  constructor(private readonly options: KeyspaceTrackerOptions) {}
+
+  stats(): WatchStats {
+    return { ...this.counts, recorded: { ...this.counts.recorded }, open: this.open.size };
+  }
+
+  /** One notification: `event` on `key` of database `db`, on `node`, arrived at `nowMs`. */
+  onEvent(node: string, db: number, key: string, event: KeyspaceEvent, nowMs: number): void {
+    this.counts.events++;
+    const id = `${node}\u0000${db}\u0000${key}`;
+    const held = this.open.get(id);
+    switch (event) {
+      case 'set':
+        if (held) {
+          // SET on a held key (SET XX PX, node-redlock's extend): the same holder, a new TTL.
+          held.extensions++;
+          held.expectExpire = true;
+          this.readTtl(held);
+        } else this.start(id, node, db, key, nowMs);
+        return;
+      case 'expire':
+        if (!held) return;
+        if (held.expectExpire) held.expectExpire = false;
+        else {
+          held.extensions++;
+          this.readTtl(held);
+        }
+        return;
+      case 'del':
+        if (held) this.end(held, 'released', nowMs);
+        return;
+      case 'expired':
+        if (held) this.end(held, 'expired', nowMs);
+        return;
+      case 'evicted':
+        if (held) this.end(held, 'lost', nowMs);
+        return;
+      case 'persist':
+      case 'rename_from':
+      case 'move_from':
+        // No TTL any more, or the key left: whatever it was, its end will not be seen.
+        if (held) {
+          this.open.delete(id);
+          this.counts.notLocks++;
+        }
+        return;
+    }
+  }
+
+  /** A node's connection dropped: the holds open on it will never be seen ending. Returns how many. */
+  dropNode(node: string): number {
+    let n = 0;
+    for (const [id, o] of this.open) {
+      if (o.node !== node) continue;
+      this.open.delete(id);
+      n++;
+    }
+    this.counts.dropped += n;
+    this.counts.droppedInGaps += n;
+    return n;
+  }
+
+  /** Stops: holds still open are not recorded (their end is unknown); returns how many. */
+  close(): number {
+    const n = this.open.size;
+    this.open.clear();
+    return n;
+  }
+
+  private start(id: string, node: string, db: number, key: string, nowMs: number): void {
+    if (this.open.size >= this.options.maxOpen) {
+      this.counts.dropped++;
+      return;
+    }
+    const o: Open = {
+      id,
+      node,
+      db,
+      key,
+      setMs: nowMs,
+      at: Date.now(),
+      ttlMs: undefined,
+      ttlRead: false,
+      expectExpire: true,
+      extensions: 0,
+      expiresMs: undefined,
+      ended: undefined,
+    };
+    this.open.set(id, o);
+    this.readTtl(o);
+  }
+
+  private readTtl(o: Open): void {
+    const asked = performance.now();
+    const first = !o.ttlRead;
+    this.options.readTtl(o.node, o.db, o.key).then(
+      (pttl) => this.onTtl(o, first, pttl, asked, performance.now()),
+      () => this.onTtl(o, first, -2, asked, performance.now()),
+    );
+  }
+
+  private onTtl(o: Open, first: boolean, pttl: number, askedMs: number, repliedMs: number): void {
+    if (first) o.ttlRead = true;
+    if (pttl === -1) {
+      // Set without a TTL: not a lock (or no longer one).
+      if (this.open.get(o.id) === o) this.open.delete(o.id);
+      if (first) this.counts.notLocks++;
+      return;
+    }
+    if (pttl >= 0) {
+      // The SET ran before its notification left Redis; PTTL ran before its reply arrived.
+      const ttl = likelyTtl(pttl, repliedMs - (first ? o.setMs : askedMs) + 1);
+      if (first) {
+        o.ttlMs = ttl;
+        this.lastTtl.set(this.patternOf(o.key), ttl);
+      }
+      o.expiresMs = repliedMs + pttl;
+    } else if (first) {
+      o.ttlMs = this.lastTtl.get(this.patternOf(o.key));
+    }
+    if (first && o.ended) this.finish(o, o.ended.outcome, o.ended.atMs);
+  }
+
+  private end(o: Open, outcome: Outcome, nowMs: number): void {
+    this.open.delete(o.id);
+    if (!o.ttlRead) {
+      o.ended = { outcome, atMs: nowMs };
+      return;
+    }
+    this.finish(o, outcome, nowMs);
+  }
+
+  private finish(o: Open, outcome: Outcome, endMs: number): void {
+    if (o.ttlMs === undefined) {
+      this.counts.unknownTtl++;
+      return;
+    }
+    const pattern = this.patternOf(o.key);
+    if (outcome === 'released') {
+      if (this.confirmed.size < MAX_CONFIRMED) this.confirmed.add(pattern);
+    } else if (!this.confirmed.has(pattern)) {
+      this.counts.ignored++;
+      return;
+    }
+    // An expired lock held exactly its TTL in force (Redis may report the expiry later than it happened).
+    const holdMs = outcome === 'expired' ? (o.extensions > 0 && o.expiresMs !== undefined ? o.expiresMs - o.setMs : o.ttlMs) : endMs - o.setMs;
+    const sample: LockSample = { key: o.key, at: o.at, holdMs: Math.max(0, holdMs), waitMs: null, ttlMs: o.ttlMs, outcome, extensions: o.extensions };
+    if (this.options.templates.length > 0) sample.pattern = pattern;
+    if (this.options.instance !== undefined) sample.instance = this.options.instance;
+    this.counts.recorded[outcome]++;
+    for (const recorder of this.options.recorders) {
+      try {
+        recorder.record(sample);
+      } catch {
+        // a recorder that throws loses this sample only
+      }
+    }
+  }
+
+  private patternOf(key: string): string {
+    return this.options.templates.length > 0 ? resolvePattern(key, this.options.templates) : patternOf(key);
+  }
+}

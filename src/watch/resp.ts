@@ -1,0 +1,188 @@
+import { connect as connectTcp, type Socket } from 'node:net';
+import { connect as connectTls } from 'node:tls';
+
+/**
+ * A minimal RESP2 connection to one Redis node, for `watch`: a subscriber must
+ * stamp each notification the moment it arrives and know exactly when its
+ * connection dropped, on every master of a Cluster, whichever client library
+ * the user has (or none). Commands are pipelined; replies come back in order.
+ */
+
+/** A RESP2 reply: strings and errors as Buffers/Error, integers, nil, arrays. */
+export type Reply = Buffer | number | null | Error | Reply[];
+
+export interface NodeAddress {
+  host: string;
+  port: number;
+  tls: boolean;
+  username?: string | undefined;
+  password?: string | undefined;
+}
+
+/** Reads RESP2 replies out of a stream of chunks. */
+export class ReplyParser {
+  private buffer: Buffer = Buffer.alloc(0);
+  private pos = 0;
+
+  constructor(private readonly onReply: (reply: Reply) => void) {}
+
+  push(chunk: Buffer): void {
+    this.buffer = this.pos < this.buffer.length ? Buffer.concat([this.buffer.subarray(this.pos), chunk]) : chunk;
+    this.pos = 0;
+    for (;;) {
+      const start = this.pos;
+      const reply = this.read();
+      if (reply === undefined) {
+        this.pos = start;
+        return;
+      }
+      this.onReply(reply);
+    }
+  }
+
+  /** One whole reply from `pos`, or `undefined` (and `pos` anywhere) when it has not all arrived. */
+  private read(): Reply | undefined {
+    const end = this.buffer.indexOf('\r\n', this.pos);
+    if (end < 0) return undefined;
+    const type = this.buffer[this.pos];
+    const line = this.buffer.toString('latin1', this.pos + 1, end);
+    this.pos = end + 2;
+    switch (type) {
+      case 0x2b: // +
+        return Buffer.from(line, 'latin1');
+      case 0x2d: // -
+        return new Error(line);
+      case 0x3a: // :
+        return Number(line);
+      case 0x24: {
+        // $
+        const n = Number(line);
+        if (n < 0) return null;
+        if (this.pos + n + 2 > this.buffer.length) return undefined;
+        const value = this.buffer.subarray(this.pos, this.pos + n);
+        this.pos += n + 2;
+        return Buffer.from(value);
+      }
+      case 0x2a: {
+        // *
+        const n = Number(line);
+        if (n < 0) return null;
+        const items: Reply[] = [];
+        for (let i = 0; i < n; i++) {
+          const item = this.read();
+          if (item === undefined) return undefined;
+          items.push(item);
+        }
+        return items;
+      }
+      default:
+        throw new Error(`unexpected RESP type byte ${String(type)}`);
+    }
+  }
+}
+
+/** The bytes of one command. */
+export function encodeCommand(args: readonly (string | Buffer | number)[]): Buffer {
+  const parts: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
+  for (const arg of args) {
+    const bytes = Buffer.isBuffer(arg) ? arg : Buffer.from(String(arg));
+    parts.push(Buffer.from(`$${bytes.length}\r\n`), bytes, Buffer.from('\r\n'));
+  }
+  return Buffer.concat(parts);
+}
+
+/** One open connection; `onPush` gets the messages a subscribed connection receives, `onClose` fires once. */
+export class RespConnection {
+  private readonly pending: { resolve: (reply: Reply) => void; reject: (error: Error) => void }[] = [];
+  private closed = false;
+
+  private constructor(
+    private readonly socket: Socket,
+    private readonly onPush: ((reply: Reply[]) => void) | undefined,
+  ) {
+    const parser = new ReplyParser((reply) => this.dispatch(reply));
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        parser.push(chunk);
+      } catch (error) {
+        socket.destroy(error as Error);
+      }
+    });
+  }
+
+  /** Connects, authenticates, and resolves once Redis answered; rejects with why not within `timeoutMs`. */
+  static async open(node: NodeAddress, options: { timeoutMs: number; onPush?: (reply: Reply[]) => void; onClose?: (error?: Error) => void }): Promise<RespConnection> {
+    const socket = node.tls ? connectTls({ host: node.host, port: node.port, servername: node.host }) : connectTcp({ host: node.host, port: node.port });
+    socket.setNoDelay(true);
+    const connection = new RespConnection(socket, options.onPush);
+    let failure: Error | undefined;
+    socket.on('error', (error) => (failure ??= error));
+    socket.on('close', () => connection.closeAll(failure ?? new Error(`${node.host}:${node.port} closed the connection`), options.onClose));
+    const timer = setTimeout(() => socket.destroy(new Error(`no answer from ${node.host}:${node.port} within ${options.timeoutMs} ms`)), options.timeoutMs);
+    try {
+      if (node.password !== undefined) {
+        const auth = node.username ? ['AUTH', node.username, node.password] : ['AUTH', node.password];
+        const reply = await connection.send(auth);
+        if (reply instanceof Error) throw new Error(`authentication failed: ${reply.message.replace(/^WRONGPASS /, '')}`);
+      }
+      const pong = await connection.send(['PING']);
+      if (pong instanceof Error) throw pong;
+      return connection;
+    } catch (error) {
+      socket.destroy();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  /** Sends a command; resolves with its reply (a Redis error is a resolved `Error`, a lost connection a rejection). */
+  send(args: readonly (string | Buffer | number)[]): Promise<Reply> {
+    if (this.closed) return Promise.reject(new Error('connection closed'));
+    return new Promise((resolve, reject) => {
+      this.pending.push({ resolve, reject });
+      this.socket.write(encodeCommand(args));
+    });
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private dispatch(reply: Reply): void {
+    // Pub/sub messages arrive as arrays headed `message`/`pmessage`; everything else answers a command.
+    if (this.onPush && Array.isArray(reply) && Buffer.isBuffer(reply[0]) && (reply[0].equals(PMESSAGE) || reply[0].equals(MESSAGE))) {
+      this.onPush(reply);
+      return;
+    }
+    this.pending.shift()?.resolve(reply);
+  }
+
+  private closeAll(error: Error, onClose: ((error?: Error) => void) | undefined): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const p of this.pending.splice(0)) p.reject(error);
+    onClose?.(error);
+  }
+}
+
+const PMESSAGE = Buffer.from('pmessage');
+const MESSAGE = Buffer.from('message');
+
+/** The node a `redis://` or `rediss://` URL names, with its credentials. */
+export function nodeOfUrl(url: string): NodeAddress & { db: number | undefined } {
+  const parsed = new URL(url);
+  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined;
+  return {
+    host: parsed.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
+    port: parsed.port ? Number(parsed.port) : 6379,
+    tls: parsed.protocol === 'rediss:',
+    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+    password: parsed.password ? decodeURIComponent(parsed.password) : parsed.username ? undefined : (parsed.searchParams.get('password') ?? undefined),
+    db: db !== undefined && Number.isInteger(db) ? db : undefined,
+  };
+}

@@ -1,0 +1,257 @@
+import { TtlAdvisorError } from '../errors.js';
+import { compileTemplates } from '../keys/pattern.js';
+import type { SampleRecorder } from '../record/sample.js';
+import { KeyspaceTracker, type WatchStats } from './keyspace-tracker.js';
+import { missingClasses, notificationsOffMessage, withNeededClasses } from './notifications.js';
+import { RespConnection, nodeOfUrl, type NodeAddress, type Reply } from './resp.js';
+
+/** Options of {@link KeyspaceWatcher.start}. */
+export interface WatchOptions {
+  /** Any node of the Redis (or Cluster: every master is watched). */
+  url: string;
+  recorder: SampleRecorder | readonly SampleRecorder[];
+  /** Glob of the keys to watch (Redis PSUBSCRIBE syntax). @default '*lock*' */
+  match?: string;
+  /** Watch one database only. @default every database */
+  dbIndex?: number;
+  /** Pattern templates tried before the heuristics of `patternOf`. */
+  patterns?: readonly string[];
+  /** Which process recorded the samples. @default the recorder's */
+  instance?: string;
+  /** Set the missing notification classes, and restore the previous setting at `stop()`. @default false */
+  configure?: boolean;
+  /** Holds followed at once; beyond, dropped and counted. @default 100000 */
+  maxOpen?: number;
+  connectTimeoutMs?: number;
+  /** Something happened the operator should know: a node lost or back, the topology changed. */
+  onNotice?: (message: string) => void;
+}
+
+export const WATCH_DEFAULTS = Object.freeze({ match: '*lock*', maxOpen: 100_000, connectTimeoutMs: 5000 });
+
+/** `watch` cannot run against this Redis as it is: notifications off, no such server. */
+export class WatchError extends TtlAdvisorError {
+  override name = 'WatchError';
+}
+
+interface Node {
+  readonly id: string;
+  readonly address: NodeAddress;
+  sub: RespConnection | undefined;
+  cmd: RespConnection | undefined;
+  cmdDb: number;
+  /** The setting before `--configure` changed it, to restore. */
+  original: string | undefined;
+  downSince: number | undefined;
+  removed: boolean;
+}
+
+const TOPOLOGY_POLL_MS = 5000;
+const text = (r: Reply | undefined) => (Buffer.isBuffer(r) ? r.toString() : r instanceof Error ? r.message : String(r));
+
+/**
+ * Samples every lock in a Redis from its keyspace notifications: one
+ * subscriber per master, a PTTL read per lock on the same node. Runs until
+ * {@link stop}; reconnects after a node restarts, dropping (and counting) the
+ * holds its gap hid.
+ */
+export class KeyspaceWatcher {
+  private readonly nodes = new Map<string, Node>();
+  private readonly tracker: KeyspaceTracker;
+  private stopping = false;
+  private poll: NodeJS.Timeout | undefined;
+  private cluster = false;
+
+  private constructor(private readonly options: WatchOptions & { match: string; connectTimeoutMs: number }) {
+    const recorders = Array.isArray(options.recorder) ? (options.recorder as readonly SampleRecorder[]) : [options.recorder as SampleRecorder];
+    this.tracker = new KeyspaceTracker({
+      recorders,
+      templates: compileTemplates(options.patterns ?? []),
+      instance: options.instance,
+      maxOpen: options.maxOpen ?? WATCH_DEFAULTS.maxOpen,
+      readTtl: (node, db, key) => this.readTtl(node, db, key),
+    });
+  }
+
+  /** Connects to every master, checks (or sets) the notifications, subscribes; rejects with a {@link WatchError} saying why not. */
+  static async start(options: WatchOptions): Promise<KeyspaceWatcher> {
+    const watcher = new KeyspaceWatcher({ ...options, match: options.match ?? WATCH_DEFAULTS.match, connectTimeoutMs: options.connectTimeoutMs ?? WATCH_DEFAULTS.connectTimeoutMs });
+    try {
+      await watcher.discover();
+    } catch (error) {
+      await watcher.stop();
+      throw error instanceof TtlAdvisorError ? error : new WatchError((error as Error).message);
+    }
+    return watcher;
+  }
+
+  stats(): WatchStats & { nodes: number; nodesDown: number } {
+    const nodes = [...this.nodes.values()];
+    return { ...this.tracker.stats(), nodes: nodes.length, nodesDown: nodes.filter((n) => n.downSince !== undefined).length };
+  }
+
+  /** Unsubscribes, restores what `configure` changed, and returns how many holds were still open (not recorded). */
+  async stop(): Promise<{ abandoned: number }> {
+    this.stopping = true;
+    clearInterval(this.poll);
+    for (const node of this.nodes.values()) node.sub?.close();
+    await Promise.all([...this.nodes.values()].map((node) => this.restore(node)));
+    for (const node of this.nodes.values()) node.cmd?.close();
+    return { abandoned: this.tracker.close() };
+  }
+
+  private async discover(): Promise<void> {
+    const seed = nodeOfUrl(this.options.url);
+    const probe = await this.open(seed);
+    try {
+      const info = text(await probe.send(['INFO', 'cluster']));
+      this.cluster = /cluster_enabled:1/.test(info);
+      const masters = this.cluster ? parseMasters(text(await probe.send(['CLUSTER', 'NODES'])), seed) : [seed];
+      for (const address of masters) await this.addNode(address);
+    } finally {
+      probe.close();
+    }
+    if (this.cluster) {
+      this.poll = setInterval(() => void this.followTopology().catch(() => undefined), TOPOLOGY_POLL_MS);
+      this.poll.unref();
+    }
+  }
+
+  private open(address: NodeAddress, onPush?: (reply: Reply[]) => void, onClose?: () => void): Promise<RespConnection> {
+    return RespConnection.open(address, { timeoutMs: this.options.connectTimeoutMs, ...(onPush && { onPush }), ...(onClose && { onClose }) }).catch((error: Error) => {
+      throw new WatchError(`Cannot connect to Redis at ${address.host}:${address.port}: ${error.message}`);
+    });
+  }
+
+  private async addNode(address: NodeAddress): Promise<void> {
+    const id = `${address.host}:${address.port}`;
+    const node: Node = { id, address, sub: undefined, cmd: undefined, cmdDb: 0, original: undefined, downSince: undefined, removed: false };
+    this.nodes.set(id, node);
+    await this.connect(node);
+  }
+
+  /** Command connection, notification settings, subscriber: in that order, so nothing is missed once subscribed. */
+  private async connect(node: Node): Promise<void> {
+    const cmd = await this.open(node.address, undefined, () => {
+      if (node.cmd === cmd) node.cmd = undefined;
+    });
+    node.cmd = cmd;
+    node.cmdDb = 0;
+    const current = text(((await cmd.send(['CONFIG', 'GET', 'notify-keyspace-events'])) as Reply[])[1]);
+    if (missingClasses(current) !== '') {
+      if (!this.options.configure) throw new WatchError(notificationsOffMessage(node.id, current));
+      const reply = await cmd.send(['CONFIG', 'SET', 'notify-keyspace-events', withNeededClasses(current)]);
+      if (reply instanceof Error) throw new WatchError(`Cannot set notify-keyspace-events on ${node.id}: ${reply.message}`);
+      // After a restart the setting is Redis's default again: restore the first value seen, not our own.
+      node.original ??= current;
+    }
+    const db = this.options.dbIndex === undefined ? '*' : String(this.options.dbIndex);
+    const sub = await this.open(
+      node.address,
+      (message) => this.onMessage(node, message),
+      () => this.onLost(node, sub),
+    );
+    const subscribed = await sub.send(['PSUBSCRIBE', `__keyspace@${db}__:${this.options.match}`]);
+    if (subscribed instanceof Error) throw new WatchError(`Cannot subscribe on ${node.id}: ${subscribed.message}`);
+    node.sub = sub;
+  }
+
+  private onMessage(node: Node, [, , channel, event]: Reply[]): void {
+    if (!Buffer.isBuffer(channel) || !Buffer.isBuffer(event)) return;
+    const now = performance.now();
+    // __keyspace@<db>__:<key>
+    const at = channel.indexOf('__:', 11);
+    if (at < 0) return;
+    const db = Number(channel.toString('latin1', 11, at));
+    this.tracker.onEvent(node.id, db, channel.toString('utf8', at + 3), event.toString('latin1'), now);
+  }
+
+  private onLost(node: Node, sub: RespConnection): void {
+    if (this.stopping || node.sub !== sub) return;
+    node.sub = undefined;
+    node.cmd?.close();
+    node.downSince = performance.now();
+    const dropped = this.tracker.dropNode(node.id);
+    this.options.onNotice?.(`lost ${node.id}: ${dropped} open lock(s) dropped (their end will not be seen); reconnecting`);
+    void this.reconnect(node);
+  }
+
+  private async reconnect(node: Node): Promise<void> {
+    for (let attempt = 1; !this.stopping && !node.removed; attempt++) {
+      await new Promise((r) => setTimeout(r, Math.min(100 * attempt, 2000)));
+      if (this.stopping || node.removed) return;
+      try {
+        await this.connect(node);
+        const downMs = performance.now() - (node.downSince ?? performance.now());
+        node.downSince = undefined;
+        this.options.onNotice?.(`back on ${node.id} after ${(downMs / 1000).toFixed(1)} s; locks set and released meanwhile were not seen`);
+        return;
+      } catch (error) {
+        node.cmd?.close();
+        if (attempt === 1 || attempt % 30 === 0) this.options.onNotice?.(`${node.id}: ${(error as Error).message}; retrying`);
+      }
+    }
+  }
+
+  private async followTopology(): Promise<void> {
+    const live = [...this.nodes.values()].find((n) => n.cmd?.isOpen);
+    if (!live?.cmd) return;
+    const masters = parseMasters(text(await live.cmd.send(['CLUSTER', 'NODES'])), live.address);
+    const wanted = new Set(masters.map((m) => `${m.host}:${m.port}`));
+    for (const node of this.nodes.values()) {
+      if (wanted.has(node.id) || node.removed) continue;
+      node.removed = true;
+      node.sub?.close();
+      node.cmd?.close();
+      this.nodes.delete(node.id);
+      const dropped = this.tracker.dropNode(node.id);
+      this.options.onNotice?.(`${node.id} is no longer a master: unsubscribed (${dropped} open lock(s) dropped)`);
+    }
+    for (const address of masters) {
+      if (this.nodes.has(`${address.host}:${address.port}`)) continue;
+      await this.addNode(address).then(
+        () => this.options.onNotice?.(`${address.host}:${address.port} is a new master: watching it`),
+        (error: Error) => this.options.onNotice?.(`new master ${address.host}:${address.port}: ${error.message}`),
+      );
+    }
+  }
+
+  private async readTtl(nodeId: string, db: number, key: string): Promise<number> {
+    const node = this.nodes.get(nodeId);
+    const cmd = node?.cmd;
+    if (!node || !cmd) return -2;
+    if (node.cmdDb !== db) {
+      node.cmdDb = db;
+      void cmd.send(['SELECT', db]).catch(() => undefined); // pipelined: answered before the PTTL behind it
+    }
+    const reply = await cmd.send(['PTTL', key]);
+    return typeof reply === 'number' ? reply : -2;
+  }
+
+  private async restore(node: Node): Promise<void> {
+    if (node.original === undefined) return;
+    try {
+      const cmd = node.cmd?.isOpen ? node.cmd : await this.open(node.address);
+      await cmd.send(['CONFIG', 'SET', 'notify-keyspace-events', node.original]);
+      if (cmd !== node.cmd) cmd.close();
+    } catch (error) {
+      this.options.onNotice?.(`could not restore notify-keyspace-events on ${node.id}: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** The masters of a `CLUSTER NODES` answer, with the seed's credentials. */
+function parseMasters(nodes: string, seed: NodeAddress): NodeAddress[] {
+  const masters: NodeAddress[] = [];
+  for (const line of nodes.split('\n')) {
+    const [, address, flags] = line.split(' ');
+    if (!address || !flags) continue;
+    const f = flags.split(',');
+    if (!f.includes('master') || f.includes('fail') || f.includes('noaddr')) continue;
+    const hostPort = address.split('@')[0]!;
+    const colon = hostPort.lastIndexOf(':');
+    const host = hostPort.slice(0, colon) || seed.host;
+    masters.push({ ...seed, host, port: Number(hostPort.slice(colon + 1)) });
+  }
+  return masters;
+}
