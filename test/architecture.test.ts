@@ -140,8 +140,13 @@ describe('architecture: the imports of src/', () => {
     expect(violations('instrument', ['record'], (e) => e.typeOnly && e.to === 'record/sample.ts')).toEqual([]);
   });
 
+  it('keeps watch/ a producer like the others: no store, analysis, reports or CLI', () => {
+    expect(violations('watch', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock', 'instrument'])).toEqual([]);
+    expect(violations('watch', ['record'], (e) => e.typeOnly && e.to === 'record/sample.ts')).toEqual([]);
+  });
+
   it('keeps the store free of producers and consumers', () => {
-    expect(violations('store', ['record', 'fleet', 'analyze', 'report', 'policy', 'lock', 'instrument', 'inspect', 'cli'])).toEqual([]);
+    expect(violations('store', ['record', 'fleet', 'analyze', 'report', 'policy', 'lock', 'instrument', 'watch', 'inspect', 'cli'])).toEqual([]);
   });
 
   it('keeps analysis free of presentation', () => {

@@ -65,6 +65,8 @@ export interface KeyspaceTrackerOptions {
 }
 
 const MAX_CONFIRMED = 10_000;
+const MAX_AWAITING_PATTERNS = 1000;
+const MAX_AWAITING_PER_PATTERN = 1000;
 
 /**
  * The TTL a client most likely set, from PTTL's answer `remainingMs` read at
@@ -91,6 +93,9 @@ export class KeyspaceTracker {
   private readonly confirmed = new Set<string>();
   /** The last TTL seen per pattern, for a hold too short for PTTL to find its key. */
   private readonly lastTtl = new Map<string, number>();
+  /** Holds that ended before any TTL of their pattern was read: finished as soon as one is. */
+  private readonly awaitingTtl = new Map<string, { o: Open; outcome: Outcome; endMs: number }[]>();
+  private awaiting = 0;
   readonly counts: Omit<WatchStats, 'open'> = {
     events: 0,
     recorded: { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 },
@@ -167,6 +172,9 @@ export class KeyspaceTracker {
   close(): number {
     const n = this.open.size;
     this.open.clear();
+    this.counts.unknownTtl += this.awaiting;
+    this.awaitingTtl.clear();
+    this.awaiting = 0;
     return n;
   }
 
@@ -215,7 +223,7 @@ export class KeyspaceTracker {
       const ttl = likelyTtl(pttl, repliedMs - (first ? o.setMs : askedMs) + 1);
       if (first) {
         o.ttlMs = ttl;
-        this.lastTtl.set(this.patternOf(o.key), ttl);
+        this.learnTtl(this.patternOf(o.key), ttl);
       }
       o.expiresMs = repliedMs + pttl;
     } else if (first) {
@@ -233,12 +241,30 @@ export class KeyspaceTracker {
     this.finish(o, outcome, nowMs);
   }
 
+  private learnTtl(pattern: string, ttl: number): void {
+    this.lastTtl.set(pattern, ttl);
+    const waiting = this.awaitingTtl.get(pattern);
+    if (!waiting) return;
+    this.awaitingTtl.delete(pattern);
+    this.awaiting -= waiting.length;
+    for (const w of waiting) {
+      w.o.ttlMs = ttl;
+      this.finish(w.o, w.outcome, w.endMs);
+    }
+  }
+
   private finish(o: Open, outcome: Outcome, endMs: number): void {
+    const pattern = this.patternOf(o.key);
     if (o.ttlMs === undefined) {
-      this.counts.unknownTtl++;
+      // Released before PTTL could see its key, and no TTL of its pattern known yet: kept (bounded) until one is.
+      let waiting = this.awaitingTtl.get(pattern);
+      if (!waiting && this.awaitingTtl.size < MAX_AWAITING_PATTERNS) this.awaitingTtl.set(pattern, (waiting = []));
+      if (waiting && waiting.length < MAX_AWAITING_PER_PATTERN) {
+        waiting.push({ o, outcome, endMs });
+        this.awaiting++;
+      } else this.counts.unknownTtl++;
       return;
     }
-    const pattern = this.patternOf(o.key);
     if (outcome === 'released') {
       if (this.confirmed.size < MAX_CONFIRMED) this.confirmed.add(pattern);
     } else if (!this.confirmed.has(pattern)) {

@@ -116,8 +116,10 @@ export class RespConnection {
     socket.setNoDelay(true);
     const connection = new RespConnection(socket, options.onPush);
     let failure: Error | undefined;
+    let opened = false;
     socket.on('error', (error) => (failure ??= error));
-    socket.on('close', () => connection.closeAll(failure ?? new Error(`${node.host}:${node.port} closed the connection`), options.onClose));
+    // `onClose` is for a connection that was open: a failed open is the rejection below.
+    socket.on('close', () => connection.closeAll(failure ?? new Error(`${node.host}:${node.port} closed the connection`), opened ? options.onClose : undefined));
     const timer = setTimeout(() => socket.destroy(new Error(`no answer from ${node.host}:${node.port} within ${options.timeoutMs} ms`)), options.timeoutMs);
     try {
       if (node.password !== undefined) {
@@ -127,6 +129,7 @@ export class RespConnection {
       }
       const pong = await connection.send(['PING']);
       if (pong instanceof Error) throw pong;
+      opened = true;
       return connection;
     } catch (error) {
       socket.destroy();

@@ -3,6 +3,7 @@ import { TtlAdvisorError } from '../../errors.js';
 import type { StreamClient } from '../../fleet/stream-client.js';
 import { STREAM_SINK_DEFAULTS, RedisStreamSink } from '../../fleet/stream-sink.js';
 import { DEFAULT_DB_PATH } from '../../record/recorder-options.js';
+import type { LockSample } from '../../record/sample.js';
 import { SqliteRecorder } from '../../record/sqlite-recorder.js';
 import { KeyspaceWatcher, WATCH_DEFAULTS } from '../../watch/watcher.js';
 import { collect, positiveNumber } from '../args.js';
@@ -56,17 +57,13 @@ export function registerWatch(program: Command, io: Io): void {
       let sinkConnection: Awaited<ReturnType<typeof connectRedis>> | undefined;
       let watcher: KeyspaceWatcher | undefined;
       let recorder: SqliteRecorder | RedisStreamSink | undefined;
+      // The recorder is made once the watcher runs, so a Redis that cannot be watched leaves no file behind.
+      // Samples need a `del` or `expired` after a `set`: none can arrive before it exists.
+      const forward = { record: (sample: LockSample) => recorder?.record(sample) };
       try {
-        if (options.stream !== undefined) {
-          sinkConnection = await connectRedis(url, 'follow', { cancel: stop.signal });
-          recorder = new RedisStreamSink(sinkConnection.client as unknown as StreamClient, { stream: options.stream, ...(options.instance && { instance: options.instance }) });
-        } else {
-          recorder = new SqliteRecorder({ path: options.db ?? DEFAULT_DB_PATH, ...(options.instance && { instance: options.instance }) });
-        }
-        recorder.on('warning', (w: { message: string }) => say.line(`recorder: ${w.message}`));
         watcher = await KeyspaceWatcher.start({
           url,
-          recorder,
+          recorder: forward,
           match: options.match,
           ...(options.dbIndex !== undefined && { dbIndex: options.dbIndex }),
           ...(options.patterns && { patterns: options.patterns }),
@@ -74,6 +71,13 @@ export function registerWatch(program: Command, io: Io): void {
           configure: options.configure === true,
           onNotice: (message) => say.line(message),
         });
+        if (options.stream !== undefined) {
+          sinkConnection = await connectRedis(url, 'follow', { cancel: stop.signal });
+          recorder = new RedisStreamSink(sinkConnection.client as unknown as StreamClient, { stream: options.stream, ...(options.instance && { instance: options.instance }) });
+        } else {
+          recorder = new SqliteRecorder({ path: options.db ?? DEFAULT_DB_PATH, ...(options.instance && { instance: options.instance }) });
+        }
+        recorder.on('warning', (w: { message: string }) => say.line(`recorder: ${w.message}`));
         const { nodes } = watcher.stats();
         say.line(`subscribed on ${nodes} node${nodes === 1 ? '' : 's'}${options.configure ? ' (notifications configured; restored on exit)' : ''}`);
         let last = { at: performance.now(), locks: 0 };
@@ -108,7 +112,8 @@ export function registerWatch(program: Command, io: Io): void {
           const locks = Object.values(stats.recorded).reduce((a, b) => a + b, 0);
           say.line(
             `stopped: ${locks} locks recorded (${stats.recorded.released} released, ${stats.recorded.expired} expired, ${stats.recorded.lost} lost); ` +
-              `${abandoned} open at exit and ${stats.droppedInGaps} open across a lost connection not recorded; written ${closed?.written ?? 0}, dropped ${closed?.dropped ?? 0}`,
+              `${abandoned} open at exit and ${stats.droppedInGaps} open across a lost connection not recorded` +
+              `${stats.unknownTtl ? `, ${stats.unknownTtl} gone before their TTL could be read` : ''}; written ${closed?.written ?? 0}, dropped ${closed?.dropped ?? 0}`,
           );
         }
       }

@@ -1,0 +1,36 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** A child process with its output gathered (stdout and stderr together) and its exit awaited. */
+export interface Child {
+  proc: ChildProcess;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves when the output contains `text`. */
+  said(text: string | RegExp, timeoutMs?: number): Promise<void>;
+}
+
+export function startChild(command: string, args: string[], running?: ChildProcess[]): Child {
+  const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  running?.push(proc);
+  let output = '';
+  const waiters: (() => void)[] = [];
+  const onData = (c: Buffer) => {
+    output += c.toString();
+    for (const w of waiters.splice(0)) w();
+  };
+  proc.stdout!.on('data', onData);
+  proc.stderr!.on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  const said = async (text: string | RegExp, timeoutMs = 15_000) => {
+    const deadline = Date.now() + timeoutMs;
+    const has = () => (typeof text === 'string' ? output.includes(text) : text.test(output));
+    while (!has()) {
+      if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`no ${String(text)} in: ${output}`);
+      await new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        setTimeout(resolve, 100);
+      });
+    }
+  };
+  return { proc, output: () => output, exited, said };
+}
