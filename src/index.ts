@@ -32,6 +32,11 @@ export type { LockClient, IoredisLockClient, NodeRedisLockClient } from './lock/
 export { instrument, instrumentationOf, INSTRUMENT_DEFAULTS } from './instrument/instrument.js';
 export type { InstrumentOptions, Instrumentation, InstrumentStats } from './instrument/instrument.js';
 
+// 1c. No code at all: every lock in a Redis, from its keyspace notifications (`ttl-advisor watch`)
+export { KeyspaceWatcher, WatchError, WATCH_DEFAULTS } from './watch/watcher.js';
+export type { WatchOptions } from './watch/watcher.js';
+export type { WatchStats } from './watch/keyspace-tracker.js';
+
 // 2. Key patterns
 export { patternOf, MAX_PATTERN_LENGTH, OVERFLOW_PATTERN } from './keys/pattern.js';
 

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { startRedisServer } from '../helpers/redis-server.js';
 import { benchInstrument } from './instrument.js';
 import { benchLockOverhead } from './lock-overhead.js';
+import { benchWatch } from './watch.js';
 import { benchFootprint, benchRecorderIngest } from './recorder-ingest.js';
 import { benchReport } from './report.js';
 import { benchCollector, benchFleetReport } from './fleet.js';
@@ -39,6 +40,15 @@ try {
       results.instrument = await benchInstrument(process.env.REDIS_URL ?? server!.url, dir);
     } finally {
       await server?.stop();
+    }
+  }
+  if (wanted('watch')) {
+    // Always a server of its own: the benchmark changes its notification settings.
+    const server = await startRedisServer();
+    try {
+      results.watch = await benchWatch(server.url, server.port);
+    } finally {
+      await server.stop();
     }
   }
   if (wanted('ingest')) results.recorderIngest = await benchRecorderIngest(dir);
