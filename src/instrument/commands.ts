@@ -161,6 +161,8 @@ function readScript(verb: 'eval' | 'evalsha', args: readonly unknown[]): LockCom
 export function succeeded(reply: unknown, n: number): boolean {
   if (typeof reply === 'number') return reply >= (n > 1 ? n : 1);
   if (reply === 'OK') return true;
+  // ioredis hands its reply hooks the raw bytes: read `OK` without making a string.
+  if (Buffer.isBuffer(reply) && reply.length === 2 && reply[0] === 0x4f && reply[1] === 0x4b) return true;
   if (reply === null || reply === undefined) return false;
   const s = text(reply);
   if (s === 'OK') return true;

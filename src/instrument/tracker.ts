@@ -1,4 +1,4 @@
-import { idPrefixOf, representativeOf, sameIdPrefix } from '../keys/id-prefix.js';
+import { idPrefixOf, idStartOf, representativeOf, samePrefixAt } from '../keys/id-prefix.js';
 import { patternOf, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
 import type { LockSample, Outcome, SampleRecorder } from '../record/sample.js';
 import { ByKey } from './by-key.js';
@@ -85,7 +85,7 @@ export class LockTracker {
   private readonly waiting = new ByKey<Waiting>();
   private readonly confirmed = new Set<string>();
   /** The last keys whose pattern was confirmed, to skip deriving it again. */
-  private readonly recentlyConfirmed: string[] = [];
+  private readonly recentlyConfirmed: { key: string; start: number }[] = [];
   private recentNext = 0;
   /** Key → pattern, by id prefix (see `idPrefixOf`) or by key; bounded. */
   private readonly patterns = new Map<string, string>();
@@ -247,9 +247,13 @@ export class LockTracker {
 
   private confirm(key: string): void {
     // Most releases are of a pattern confirmed a moment ago: compared by id prefix, no pattern derived.
+    const start = idStartOf(key);
     const recent = this.recentlyConfirmed;
-    for (let i = 0; i < recent.length; i++) if (recent[i] === key || sameIdPrefix(recent[i]!, key)) return;
-    recent[this.recentNext] = key;
+    for (let i = 0; i < recent.length; i++) {
+      const r = recent[i]!;
+      if (r.key === key || (start >= 0 && r.start === start && samePrefixAt(r.key, key, start))) return;
+    }
+    recent[this.recentNext] = { key, start };
     this.recentNext = (this.recentNext + 1) % RECENTLY_CONFIRMED;
     if (this.confirmed.size < MAX_CONFIRMED_PATTERNS) this.confirmed.add(this.patternOf(key));
   }

@@ -37,7 +37,7 @@ export function idPrefixOf(key: string): string | undefined {
 }
 
 /** Where the trailing id starts, times two, plus one for a UUID; -1 when the key does not end in a separator and an id. */
-function idStartOf(key: string): number {
+export function idStartOf(key: string): number {
   let i = key.length;
   let uuid = 0;
   if (isUuidAt(key, key.length - 36)) {
@@ -48,10 +48,8 @@ function idStartOf(key: string): number {
   return i * 2 + uuid;
 }
 
-/** Whether two keys have the same {@link idPrefixOf} (so the same pattern), without allocating. */
-export function sameIdPrefix(a: string, b: string): boolean {
-  const start = idStartOf(a);
-  if (start < 0 || start !== idStartOf(b)) return false;
+/** Whether two keys with the same {@link idStartOf} (`start`, not -1) have the same id prefix, so the same pattern. */
+export function samePrefixAt(a: string, b: string, start: number): boolean {
   for (let i = (start >> 1) - 1; i >= 0; i--) if (a.charCodeAt(i) !== b.charCodeAt(i)) return false;
   return true;
 }
