@@ -6,7 +6,7 @@ import { Cluster, Redis } from 'ioredis';
 import Redlock from 'redlock';
 import { Mutex } from 'redis-semaphore';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { analyze, withLock, type PatternAnalysis } from '../../src/index.js';
+import { StreamCollector, analyze, withLock, type PatternAnalysis } from '../../src/index.js';
 import { startChild } from '../helpers/child.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -173,6 +173,28 @@ describe('ttl-advisor watch: clients in any language', () => {
         ['redlock:lock:job:{id}', 30, 30, 6000],
       ].sort(),
     );
+  });
+});
+
+describe('ttl-advisor watch: into a fleet stream', () => {
+  it('--stream sends the samples to a stream that collect reads into a file', async () => {
+    const stream = `watch:samples:${Date.now()}`;
+    const w = startChild(process.execPath, ['--import', 'tsx', cli, 'watch', '--redis', server.url, '--stream', stream, '--configure', '--instance', 'watcher-1'], running);
+    await w.said('subscribed on 1 node');
+    for (let i = 0; i < 12; i++) {
+      await redis.set(`fleet:lock:job:${i}`, 't', 'PX', 3000, 'NX');
+      await sleep(2);
+      await redis.eval(RELEASE, 1, `fleet:lock:job:${i}`, 't');
+    }
+    await sleep(300);
+    expect(await stopWatch(w)).toMatch(/^stopped: 12 locks recorded/);
+    const db = join(dir, 'fleet.db');
+    const stop = new AbortController();
+    const collector = new StreamCollector(redis, { db, stream, consumer: 'test' });
+    const collecting = collector.run(stop.signal);
+    await expect.poll(() => (existsSync(db) ? (patternsOf(db).get('fleet:lock:job:{id}')?.count ?? 0) : 0), { timeout: 10_000 }).toBe(12);
+    stop.abort();
+    await collecting;
   });
 });
 
