@@ -25,6 +25,27 @@ export function requireRedisUrl(url: string | undefined): string {
   return url;
 }
 
+/**
+ * A `redis://` or `rediss://` URL, or a clear error that never shows its password.
+ * Checked before any client sees it: the clients parse URLs with Node's legacy
+ * parser, whose warning about an invalid URL prints it whole, password included.
+ */
+export function parseRedisUrl(url: string): URL {
+  const shown = redactUrl(url);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TtlAdvisorError(
+      `Invalid Redis URL ${shown}: expected redis://[user:password@]host[:port][/db] (rediss:// for TLS), with / # @ : percent-encoded in the user name and password`,
+    );
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new TtlAdvisorError(`Invalid Redis URL ${shown}: expected redis:// or rediss:// (TLS), got ${parsed.protocol}//`);
+  }
+  return parsed;
+}
+
 /** A connection the CLI opened, whichever client library made it. */
 export interface Connection {
   client: RedisCommandClient;
@@ -45,19 +66,7 @@ export async function connectRedis(
   { timeoutMs = CONNECT_TIMEOUT_MS, cancel }: { timeoutMs?: number; cancel?: AbortSignal } = {},
 ): Promise<Connection> {
   const shown = redactUrl(url);
-  // Checked here first: the clients parse URLs with Node's legacy parser, whose warning about an
-  // invalid URL prints it whole, password included, on stderr.
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new TtlAdvisorError(
-      `Invalid Redis URL ${shown}: expected redis://[user:password@]host[:port][/db] (rediss:// for TLS), with / # @ : percent-encoded in the user name and password`,
-    );
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new TtlAdvisorError(`Invalid Redis URL ${shown}: expected redis:// or rediss:// (TLS), got ${parsed.protocol}//`);
-  }
+  const parsed = parseRedisUrl(url);
   const ioredis = await import('ioredis').catch(() => undefined);
   const nodeRedis = ioredis ? undefined : await import('redis').catch(() => undefined);
   if (!ioredis && !nodeRedis) throw new TtlAdvisorError('This command needs a Redis client: npm install ioredis (or redis)');

@@ -117,7 +117,9 @@ export class RespConnection {
     const connection = new RespConnection(socket, options.onPush);
     let failure: Error | undefined;
     let opened = false;
-    socket.on('error', (error) => (failure ??= error));
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      failure ??= error.code === 'ECONNREFUSED' ? new Error(`connection refused: nothing listens at ${node.host}:${node.port}`) : error;
+    });
     // `onClose` is for a connection that was open: a failed open is the rejection below.
     socket.on('close', () => connection.closeAll(failure ?? new Error(`${node.host}:${node.port} closed the connection`), opened ? options.onClose : undefined));
     const timer = setTimeout(() => socket.destroy(new Error(`no answer from ${node.host}:${node.port} within ${options.timeoutMs} ms`)), options.timeoutMs);
@@ -125,7 +127,7 @@ export class RespConnection {
       if (node.password !== undefined) {
         const auth = node.username ? ['AUTH', node.username, node.password] : ['AUTH', node.password];
         const reply = await connection.send(auth);
-        if (reply instanceof Error) throw new Error(`authentication failed: ${reply.message.replace(/^WRONGPASS /, '')}`);
+        if (reply instanceof Error) throw new Error('authentication failed: check the user name and password in the URL');
       }
       const pong = await connection.send(['PING']);
       if (pong instanceof Error) throw pong;

@@ -8,6 +8,7 @@ import { Mutex } from 'redis-semaphore';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StreamCollector, analyze, withLock, type PatternAnalysis } from '../../src/index.js';
 import { startChild } from '../helpers/child.js';
+import { runCli } from '../helpers/cli.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
@@ -78,6 +79,26 @@ describe('ttl-advisor watch: notifications', () => {
     await stopWatch(w);
     expect(((await redis.config('GET', 'notify-keyspace-events')) as string[])[1]).toBe('xE');
     await redis.config('SET', 'notify-keyspace-events', '');
+  });
+});
+
+describe('ttl-advisor watch: bad input', () => {
+  it('a wrong URL, nothing listening, a wrong password, both outputs: one line, exit 2, no password shown', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--redis', 'http://127.0.0.1:1'], /^ttl-advisor: Invalid Redis URL http:\/\/127\.0\.0\.1:1: expected redis:\/\/ or rediss:\/\/ \(TLS\), got http:\/\/$/],
+      [['--redis', 'redis://127.0.0.1:1'], /^ttl-advisor: Cannot connect to Redis at 127\.0\.0\.1:1: connection refused: nothing listens at 127\.0\.0\.1:1$/],
+      [['--redis', `redis://:s3cret@127.0.0.1:${server.port}`], /^ttl-advisor: Cannot connect to Redis at 127\.0\.0\.1:\d+: authentication failed: check the user name and password in the URL$/],
+      [['--redis', server.url, '--db', 'x.db', '--stream', 's'], /^ttl-advisor: Give --db or --stream, not both$/],
+      [['--redis', server.url, '--db-index', 'two'], /^ttl-advisor: Expected --db-index to be a database number, got "two"$/],
+    ];
+    for (const [args, expected] of cases) {
+      const { code, stderr } = await runCli(['watch', ...args]);
+      expect(code).toBe(2);
+      const lines = stderr.trim().split('\n').filter((l) => !l.startsWith('watching '));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(expected);
+      expect(stderr).not.toContain('s3cret');
+    }
   });
 });
 

@@ -8,7 +8,7 @@ import { SqliteRecorder } from '../../record/sqlite-recorder.js';
 import { KeyspaceWatcher, WATCH_DEFAULTS } from '../../watch/watcher.js';
 import { collect, positiveNumber } from '../args.js';
 import type { Io } from '../io.js';
-import { connectRedis, redactUrl, requireRedisUrl } from '../redis.js';
+import { connectRedis, parseRedisUrl, redactUrl, requireRedisUrl } from '../redis.js';
 import { lineWriter } from './collect.js';
 
 interface WatchCommandOptions {
@@ -43,6 +43,7 @@ export function registerWatch(program: Command, io: Io): void {
     .option('--progress-ms <ms>', 'how often to report progress on stderr', positiveNumber('--progress-ms'), 10_000)
     .action(async (options: WatchCommandOptions) => {
       const url = requireRedisUrl(options.redis);
+      parseRedisUrl(url);
       if (options.db !== undefined && options.stream !== undefined) throw new TtlAdvisorError('Give --db or --stream, not both');
       const shown = redactUrl(url);
       const say = lineWriter(io);
