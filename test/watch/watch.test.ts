@@ -6,7 +6,7 @@ import { Cluster, Redis } from 'ioredis';
 import Redlock from 'redlock';
 import { Mutex } from 'redis-semaphore';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { StreamCollector, analyze, withLock, type PatternAnalysis } from '../../src/index.js';
+import { StreamCollector, analyze, renderJson, withLock, type PatternAnalysis } from '../../src/index.js';
 import { startChild } from '../helpers/child.js';
 import { runCli } from '../helpers/cli.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
@@ -122,6 +122,10 @@ describe('ttl-advisor watch: clients in any language', () => {
     expect(all.reduce((n, p) => n + p.count, 0)).toBe(50);
     expect(all.every((p) => p.ttl.currentMs === 3000)).toBe(true);
     expect(all.every((p) => p.waitCount === 0)).toBe(true);
+    // The report says the wait is unknown, not zero.
+    expect(all[0]!.hints).toContain('Wait times are unknown: these locks were seen by `ttl-advisor watch`, and Redis does not see a client wait or retry.');
+    const json = JSON.parse(renderJson(analyze([db]))) as { patterns: { waitP50Ms: number | null; waitP99Ms: number | null }[] };
+    expect(json.patterns.every((p) => p.waitP50Ms === null && p.waitP99Ms === null)).toBe(true);
   });
 
   const python = (() => {
