@@ -56,9 +56,9 @@ function importsOf(file: string, text: string): Edge[] {
   return edges;
 }
 
-/** `lock/redis-lock.ts` → `lock`; `index.ts`, the public door, stands alone; any other file at src/'s root → `.` (a leaf module). */
+/** `lock/redis-lock.ts` → `lock`; `index.ts` and `service.ts`, the public doors, stand alone; any other file at src/'s root → `.` (a leaf module). */
 function folderOf(file: string): string {
-  if (file === 'index.ts') return 'index';
+  if (file === 'index.ts' || file === 'service.ts') return 'index';
   const slash = file.indexOf('/');
   return slash === -1 ? '.' : file.slice(0, slash);
 }

@@ -93,6 +93,31 @@ ${SERVICE_BODY('redis')}`,
     expect(out).toEqual({ written: 20, dropped: 0, isError: true });
   });
 
+  it.each(['commonjs', 'module'])('the lean service entry, ttl-advisor/service, from %s: a lock, a recorder and an instrumented client', async (type) => {
+    const dir = join(home, `service-entry-${type}`);
+    write(join(dir, 'package.json'), { type });
+    const imports =
+      type === 'module'
+        ? `import { withLock, SqliteRecorder, ConfigError, TtlAdvisorError, instrument, instrumentationOf } from 'ttl-advisor/service';\nimport { Redis } from 'ioredis';`
+        : `const { withLock, SqliteRecorder, ConfigError, TtlAdvisorError, instrument, instrumentationOf } = require('ttl-advisor/service');\nconst { Redis } = require('ioredis');`;
+    write(
+      join(dir, 'main.js'),
+      `${imports}
+const [url, db] = process.argv.slice(2);
+(async () => {
+  const plain = instrument(new Redis(url), { recorder: { record() {} } });
+  await plain.set('svc:lock:1', 't', 'PX', 1000, 'NX');
+  await plain.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, 'svc:lock:1', 't');
+  const seen = instrumentationOf(plain).stats().recorded.released;
+  plain.disconnect();
+  if (seen !== 1) throw new Error('instrument saw ' + seen);
+  ${SERVICE_BODY('ioredis')}
+})().catch((error) => { console.error(error); process.exit(1); });`,
+    );
+    const out = JSON.parse(await node(dir, 'main.js', redisUrl, join(dir, 'samples.db'), type));
+    expect(out).toEqual({ written: 20, dropped: 0, isError: true });
+  });
+
   it.each(['module', 'commonjs'])('type-checks in a strict %s TypeScript service without skipLibCheck', async (type) => {
     const dir = join(home, `ts-${type}`);
     write(join(dir, 'package.json'), { type });
@@ -103,8 +128,15 @@ ${SERVICE_BODY('redis')}`,
     write(
       join(dir, 'service.ts'),
       `import { withLock, RedisLock, SqliteRecorder, RedisStreamSink, analyze, listLocks, type LockOptions, type PatternAnalysis } from 'ttl-advisor';
+import { instrument, type InstrumentStats } from 'ttl-advisor/service';
 import { Redis, Cluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
+
+export function wrapped(): InstrumentStats | undefined {
+  const redis: Redis = instrument(new Redis(), { recorder: new SqliteRecorder({ path: 'samples.db' }) });
+  void redis;
+  return undefined;
+}
 
 export async function main(): Promise<PatternAnalysis[]> {
   const ioredis = new Redis();
