@@ -242,6 +242,7 @@ export class KeyspaceTracker {
   }
 
   private learnTtl(pattern: string, ttl: number): void {
+    if (this.lastTtl.size >= MAX_CONFIRMED && !this.lastTtl.has(pattern)) this.lastTtl.clear();
     this.lastTtl.set(pattern, ttl);
     const waiting = this.awaitingTtl.get(pattern);
     if (!waiting) return;

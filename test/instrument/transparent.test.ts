@@ -161,6 +161,23 @@ describe('instrument() itself', () => {
     redis.disconnect();
   });
 
+  it('past maxOpenLocks, further locks are counted untracked and one warning says so', async () => {
+    const warnings: string[] = [];
+    const recorder = new MemoryRecorder();
+    const redis = instrument(new Redis5(url), { recorder, maxOpenLocks: 2, onWarning: (w) => warnings.push(w.kind) });
+    closers.push(() => redis.disconnect());
+    const release = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+    // A lock cycle first: the pattern is a lock's. (Past the limit, a SET NX on a pattern never seen
+    // released is a cache's, most likely: ignored without a warning.)
+    await redis.set('full:lock:0', 't', 'PX', 5000, 'NX');
+    await redis.eval(release, 1, 'full:lock:0', 't');
+    for (const i of [1, 2, 3, 4]) await redis.set(`full:lock:${i}`, 't', 'PX', 5000, 'NX');
+    for (const i of [1, 2, 3, 4]) expect(await redis.eval(release, 1, `full:lock:${i}`, 't')).toBe(1);
+    expect(recorder.samples.map((s) => s.key)).toEqual(['full:lock:0', 'full:lock:1', 'full:lock:2']);
+    expect(instrumentationOf(redis)!.stats()).toMatchObject({ acquired: 3, untracked: 2 });
+    expect(warnings).toEqual(['tracking-full']);
+  });
+
   it('a recorder that throws loses its sample, never the reply; closing counts what was still open', async () => {
     const redis = instrument(new Redis5(url), {
       recorder: {
