@@ -33,6 +33,8 @@ type AnyFunction = (...args: never[]) => unknown;
 type Hookable = Record<string | symbol, unknown>;
 
 const hooked = new WeakMap<object, LockTracker>();
+/** Numbers the connections we hook: a lock's attempts are counted per connection (one per server in a Redlock round). */
+let clients = 0;
 
 /** The tracker a client was instrumented with, if it was. */
 export function trackerOf(client: object): LockTracker | undefined {
@@ -44,11 +46,11 @@ export function hookClient(client: object, tracker: LockTracker): Restore {
   const c = client as Hookable;
   const undo: Restore[] = [];
   if (typeof c.call === 'function' && typeof c.sendCommand === 'function') {
-    undo.push(replace(c, 'sendCommand', (original) => ioredisSend(original, tracker)));
+    undo.push(replace(c, 'sendCommand', (original) => ioredisSend(original, tracker, ++clients)));
   } else if (typeof (selfOf(c) as Hookable)._execute === 'function' && Array.isArray(c.masters)) {
     undo.push(hookNodeRedisCluster(selfOf(c) as Hookable, tracker));
   } else if (typeof c.sendCommand === 'function' && typeof c.evalSha === 'function') {
-    undo.push(replace(selfOf(c) as Hookable, 'sendCommand', (original) => nodeRedisSend(original, tracker)));
+    undo.push(replace(selfOf(c) as Hookable, 'sendCommand', (original) => nodeRedisSend(original, tracker, ++clients)));
   } else {
     throw new ConfigError('Expected a Redis client to instrument: ioredis `Redis` or `Cluster`, or a node-redis 5 client or cluster');
   }
@@ -96,11 +98,11 @@ const REPLY_HOOK = 'ttlAdvisorReplyHook';
  * ioredis: the command's own `resolve`/`reject` are wrapped, so the reply is
  * seen as ioredis settles it — no promise and no microtask more per command.
  */
-function ioredisSend(original: (...args: unknown[]) => unknown, tracker: LockTracker) {
+function ioredisSend(original: (...args: unknown[]) => unknown, tracker: LockTracker, clientNo: number) {
   return function sendCommand(this: unknown, command: IoredisCommand, stream?: unknown, node?: unknown) {
     const verb = verbOf(command.name);
     if (verb !== undefined && !command.inTransaction && command.resolve.name !== REPLY_HOOK) {
-      const settle = observe(tracker, verb, command.args);
+      const settle = observe(tracker, verb, command.args, clientNo);
       if (settle) {
         const { resolve, reject } = command;
         const ttlAdvisorReplyHook = (value: unknown) => {
@@ -118,11 +120,11 @@ function ioredisSend(original: (...args: unknown[]) => unknown, tracker: LockTra
   };
 }
 
-function nodeRedisSend(original: (...args: unknown[]) => unknown, tracker: LockTracker) {
+function nodeRedisSend(original: (...args: unknown[]) => unknown, tracker: LockTracker, clientNo: number) {
   return function sendCommand(this: unknown, args: unknown[], options?: unknown) {
     const verb = Array.isArray(args) ? verbOf(args[0]) : undefined;
     // Read before sending: a script's NOSCRIPT fallback rewrites the same array afterwards.
-    const settle = verb === undefined ? undefined : observe(tracker, verb, args.slice(1));
+    const settle = verb === undefined ? undefined : observe(tracker, verb, args.slice(1), clientNo);
     const reply = original.call(this, args, options) as Promise<unknown>;
     if (settle) follow(reply, settle);
     return reply;
@@ -139,7 +141,7 @@ function hookNodeRedisCluster(self: Hookable, tracker: LockTracker): Restore {
         return original.call(this, firstKey, isReadonly, options, (client: Hookable, opts: unknown) => {
           const node = selfOf(client) as Hookable;
           if (!hooked.has(node)) {
-            const restore = replace(node, 'sendCommand', (send) => nodeRedisSend(send, tracker));
+            const restore = replace(node, 'sendCommand', (send) => nodeRedisSend(send, tracker, ++clients));
             nodes.push(() => {
               restore();
               hooked.delete(node);
@@ -158,10 +160,10 @@ function hookNodeRedisCluster(self: Hookable, tracker: LockTracker): Restore {
 
 type Settle = (reply: unknown, failed: boolean) => void;
 
-function observe(tracker: LockTracker, verb: Verb, args: readonly unknown[]): Settle | undefined {
+function observe(tracker: LockTracker, verb: Verb, args: readonly unknown[], client: number): Settle | undefined {
   try {
     const command = readLockCommand(verb, args, Date.now);
-    return command === undefined ? undefined : tracker.sent(command, performance.now());
+    return command === undefined ? undefined : tracker.sent(command, performance.now(), client);
   } catch {
     return undefined; // reading a command must never stop it from being sent
   }

@@ -41,13 +41,16 @@ export interface Instrumentation {
   /** Counters since `instrument()`. */
   stats(): InstrumentStats;
   /**
-   * Records what is already certain, takes the wrapper off the client (and the
-   * duplicates it made stop recording), and counts the locks still open as `abandoned`.
+   * Records what is already certain, takes the wrapper off every client
+   * instrumented with the same recorder (their duplicates stop recording), and
+   * counts the locks still open as `abandoned`.
    */
   close(): void;
 }
 
 const handles = new WeakMap<LockTracker, Instrumentation>();
+/** The instrumentation of each recorder (or array of recorders) given: its tracker and how to unhook its clients. */
+const groups = new WeakMap<object, { tracker: LockTracker; restores: (() => void)[] }>();
 
 /**
  * Records the locks a Redis client takes, whichever library takes them:
@@ -61,8 +64,10 @@ const handles = new WeakMap<LockTracker, Instrumentation>();
  * ```
  *
  * ioredis `Redis`/`Cluster` (5, 6) and node-redis 5 clients and clusters; its
- * `duplicate()`s are instrumented too. Locks taken by ttl-advisor's own
- * `RedisLock` are left to it (it records them itself).
+ * `duplicate()`s are instrumented too. Clients instrumented with the same
+ * `recorder` share one view of the locks (the first call's options apply), so a
+ * node-redlock lock taken on several Redis servers is recorded once. Locks taken
+ * by ttl-advisor's own `RedisLock` are left to it (it records them itself).
  */
 export function instrument<C extends object>(client: C, options: InstrumentOptions): C {
   if (client === null || typeof client !== 'object') {
@@ -76,8 +81,30 @@ export function instrument<C extends object>(client: C, options: InstrumentOptio
     throw new ConfigError('Expected `instance` to be a non-empty string');
   }
   if (options.onWarning !== undefined && typeof options.onWarning !== 'function') throw new ConfigError('Expected `onWarning` to be a function');
+  // Clients given the same recorder share one view of the locks: node-redlock taking one lock on
+  // several Redis servers (its quorum), each through its own client, is one lock.
+  const group = groups.get(options.recorder as object);
+  if (group) {
+    group.restores.push(hookClient(client, group.tracker));
+    return client;
+  }
+  const tracker = newTracker(options, recorders);
+  const restores = [hookClient(client, tracker)];
+  groups.set(options.recorder as object, { tracker, restores });
+  handles.set(tracker, {
+    stats: () => tracker.stats(),
+    close: () => {
+      tracker.close();
+      for (const restore of restores.splice(0)) restore();
+      groups.delete(options.recorder as object);
+    },
+  });
+  return client;
+}
+
+function newTracker(options: InstrumentOptions, recorders: readonly SampleRecorder[]): LockTracker {
   let warned = false;
-  const tracker = new LockTracker({
+  return new LockTracker({
     recorders,
     templates: compileTemplates(options.patterns ?? []),
     instance: options.instance,
@@ -96,15 +123,6 @@ export function instrument<C extends object>(client: C, options: InstrumentOptio
       }
     },
   });
-  const restore = hookClient(client, tracker);
-  handles.set(tracker, {
-    stats: () => tracker.stats(),
-    close: () => {
-      tracker.close();
-      restore();
-    },
-  });
-  return client;
 }
 
 /** The handle of an instrumented client (or of a duplicate it made); `undefined` when it is not instrumented. */

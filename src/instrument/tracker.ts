@@ -35,7 +35,11 @@ interface Waiting {
   older: Waiting | undefined;
   readonly at: number;
   readonly firstMs: number;
+  /** Failed attempts: the most any one client sent (each client is one server of a Redlock quorum, so one round sends one per client). */
   attempts: number;
+  /** Failed attempts per client, once more than one client took part. */
+  perClient: Map<number, number> | undefined;
+  readonly firstClient: number;
   lastMs: number;
   failedWithError: boolean;
   readonly byScript: boolean;
@@ -74,6 +78,12 @@ const MAX_CONFIRMED_PATTERNS = 10_000;
 const PATTERN_CACHE_LIMIT = 10_000;
 const RECENTLY_CONFIRMED = 8;
 
+/** The attempts a lock has made once `client` sent one more: the most any one client sent. */
+function attemptsWith(w: Waiting, client: number): number {
+  const mine = (w.perClient ? (w.perClient.get(client) ?? 0) : client === w.firstClient ? w.attempts : 0) + 1;
+  return Math.max(w.attempts, mine);
+}
+
 /**
  * Follows locks through the commands an instrumented client sends: opens a hold
  * when an acquire wins, closes it with the release's reply, and records one
@@ -106,7 +116,7 @@ export class LockTracker {
   }
 
   /** A lock command was sent at `sentMs`; `settle` is called with its reply (or error) when it arrives. */
-  sent(command: LockCommand, sentMs: number): ((reply: unknown, failed: boolean) => void) | undefined {
+  sent(command: LockCommand, sentMs: number, client = 0): ((reply: unknown, failed: boolean) => void) | undefined {
     if (this.closed) return undefined;
     switch (command.op) {
       case 'acquire': {
@@ -119,7 +129,7 @@ export class LockTracker {
           }
           return undefined;
         }
-        return (reply, failed) => this.acquired(command, sentMs, reply, failed);
+        return (reply, failed) => this.acquired(command, sentMs, client, reply, failed);
       }
       case 'release':
         return (reply, failed) => this.released(command.keys, command.token, reply, failed);
@@ -137,18 +147,21 @@ export class LockTracker {
     }
   }
 
-  private acquired(command: Extract<LockCommand, { op: 'acquire' }>, sentMs: number, reply: unknown, failed: boolean): void {
+  private acquired(command: Extract<LockCommand, { op: 'acquire' }>, sentMs: number, client: number, reply: unknown, failed: boolean): void {
     const now = performance.now();
     const { keys, token, ttlMs, byScript } = command;
     const before = this.waiting.size === 0 ? undefined : this.waiting.find(keys[0]!, token);
     if (failed || !succeeded(reply, keys.length)) {
+      // Lost on one server of a quorum the same lock won on another: not an attempt.
+      if (this.holds.size > 0 && this.holds.find(keys[0]!, token)) return;
       if (before) {
-        before.attempts++;
+        before.attempts = attemptsWith(before, client);
+        if (client !== before.firstClient || before.perClient) (before.perClient ??= new Map([[before.firstClient, before.attempts]])).set(client, before.attempts);
         before.lastMs = now;
         before.failedWithError = failed;
       } else {
         const at = Date.now() - (now - sentMs);
-        this.waiting.add({ key: keys[0]!, token, older: undefined, at, firstMs: sentMs, attempts: 1, lastMs: now, failedWithError: failed, byScript, ttlMs });
+        this.waiting.add({ key: keys[0]!, token, older: undefined, at, firstMs: sentMs, attempts: 1, perClient: undefined, firstClient: client, lastMs: now, failedWithError: failed, byScript, ttlMs });
       }
       this.arm();
       return;
@@ -163,7 +176,7 @@ export class LockTracker {
         older: undefined,
         token,
         at,
-        attempts: (before?.attempts ?? 0) + 1,
+        attempts: before === undefined ? 1 : attemptsWith(before, client),
         waitMs: now - firstMs,
         wonMs: now,
         ttlMs,

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Cluster } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import type { RedisClusterType } from 'redis';
 import Redlock from 'redlock';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { instrument, instrumentationOf } from '../../src/index.js';
 import { CLIENT_KINDS, connectClient, connectCluster } from '../helpers/clients.js';
 import { MemoryRecorder } from '../helpers/memory-recorder.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const COMPARE_AND_DELETE = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0`;
 const KEYS = [...Array.from({ length: 20 }, (_, i) => `ship:lock:parcel:${i}`), 'cart:{user7}:lock'];
 
@@ -45,6 +46,31 @@ describe('instrument() on a Redis Cluster', () => {
     expect(recorder.samples.map((s) => [s.key, s.outcome])).toEqual(KEYS.map((k) => [`${prefix}:${k}`, 'released']));
     instrumentationOf(client)!.close();
     await close();
+  });
+});
+
+describe('node-redlock over several Redis servers', () => {
+  it('clients instrumented with one recorder record each quorum lock once, and a server that lost the vote is no attempt', async () => {
+    const other = await startRedisServer();
+    const recorder = new MemoryRecorder();
+    const a = instrument(new Redis(server.url), { recorder });
+    const b = instrument(new Redis(other.url), { recorder });
+    const c = instrument(new Redis(inject('redisUrl')), { recorder });
+    try {
+      const redlock = new Redlock([a, b, c], { retryCount: 0 });
+      // One server already has the key: the lock wins on two of three (a quorum) and loses on one.
+      await c.set('quorum:lock:0', 'someone-else', 'PX', 60_000);
+      for (let i = 0; i < 10; i++) await redlock.using([`quorum:lock:${i}`], 5000, async () => sleep(2));
+      await sleep(50);
+      expect(recorder.samples.map((s) => [s.key, s.outcome, s.attempts])).toEqual(Array.from({ length: 10 }, (_, i) => [`quorum:lock:${i}`, 'released', 1]));
+      expect(instrumentationOf(a)).toBe(instrumentationOf(c));
+      instrumentationOf(a)!.close();
+      expect(instrumentationOf(b)).toBeUndefined();
+    } finally {
+      await c.del('quorum:lock:0');
+      for (const client of [a, b, c]) client.disconnect();
+      await other.stop();
+    }
   });
 });
 
