@@ -176,7 +176,11 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
         : `Wait times are known for ${wait.totalCount} of ${count} locks: the others were seen by \`ttl-advisor watch\`, which does not see a client wait or retry.`,
     );
   }
-  if (ttl.minMs !== ttl.maxMs) hints.push(`Several TTLs in use (${formatMs(ttl.minMs)}–${formatMs(ttl.maxMs)}); the most common is compared.`);
+  if (ttl.minMs !== ttl.maxMs) {
+    // Close TTLs (4,998 ms and 5 s) would read alike rounded: then both in ms.
+    const [lo, hi] = formatMs(ttl.minMs) === formatMs(ttl.maxMs) ? [`${ttl.minMs} ms`, `${ttl.maxMs} ms`] : [formatMs(ttl.minMs), formatMs(ttl.maxMs)];
+    hints.push(`Several TTLs in use (${lo}–${hi}); the most common is compared.`);
+  }
 
   return {
     pattern,

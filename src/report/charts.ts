@@ -139,6 +139,8 @@ export function hourlySpec(p: PatternAnalysis): TopLevelSpec {
     type: 'nominal',
     title: null,
     scale: { domain: [...series, ...lines.map((l) => l.name)], range: ['#1565c0', '#90a4ae', ...lines.map((l) => l.color)] },
+    // Lines in the legend, as in the chart (the points on the lines would otherwise make them dots).
+    legend: { symbolType: 'stroke', symbolStrokeWidth: 2 },
   } as const;
   return {
     ...base,
@@ -149,7 +151,8 @@ export function hourlySpec(p: PatternAnalysis): TopLevelSpec {
       {
         data: { values },
         transform: [{ calculate: 'datum.series', as: 'name' }],
-        mark: { type: 'line', interpolate: 'step-after', invalid: 'break-paths-filter-domains', strokeWidth: 1.5 },
+        // Small points too: an hour alone (a short window, or one between gaps) has no line to draw.
+        mark: { type: 'line', interpolate: 'step-after', invalid: 'break-paths-filter-domains', strokeWidth: 1.5, point: { size: 22, filled: true } },
         encoding: {
           x: {
             field: 'hour',

@@ -219,8 +219,9 @@ export class KeyspaceTracker {
       return;
     }
     if (pttl >= 0) {
-      // The SET ran before its notification left Redis; PTTL ran before its reply arrived.
-      const ttl = likelyTtl(pttl, repliedMs - (first ? o.setMs : askedMs) + 1);
+      // The SET ran before its notification left Redis; PTTL ran before its reply arrived. The notification's
+      // own trip (and this process waiting for a CPU) is not seen: a few ms more, never over 0.2 % of the TTL.
+      const ttl = likelyTtl(pttl, repliedMs - (first ? o.setMs : askedMs) + 1 + Math.min(5, pttl * 0.002));
       if (first) {
         o.ttlMs = ttl;
         this.learnTtl(this.patternOf(o.key), ttl);
