@@ -10,7 +10,7 @@ import { StreamCollector, analyze, renderJson, withLock, type PatternAnalysis } 
 import { startChild } from '../helpers/child.js';
 import { runCli } from '../helpers/cli.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { freePort, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -32,6 +32,7 @@ let redis: Redis;
 beforeAll(async () => {
   server = await startRedisServer();
   redis = new Redis(server.url);
+  redis.on('error', () => undefined); // the restart test kills the server under it
 });
 afterEach(() => {
   for (const p of running.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
@@ -55,6 +56,16 @@ async function stopWatch(w: ReturnType<typeof watch>): Promise<string> {
 
 function patternsOf(db: string): Map<string, PatternAnalysis> {
   return new Map(analyze([db]).patterns.map((p) => [p.pattern, p]));
+}
+
+/** Redis Cluster's key hash: CRC16-XMODEM. */
+function crc16(text: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(text)) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc;
 }
 
 const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(0.99 * values.length) - 1]!;
@@ -247,9 +258,10 @@ describe('ttl-advisor watch: faults and Cluster', () => {
     expect(patternsOf(db).get('restart:lock:a:{id}')?.count).toBe(2);
     redis.disconnect();
     redis = new Redis(server.url);
+    redis.on('error', () => undefined);
   }, 30_000);
 
-  it('a Cluster of 3 masters: every master watched, every lock counted', async () => {
+  it('a Cluster of 3 masters: every master watched, every lock counted, and a master that joins is watched too', async () => {
     const cluster = await startRedisCluster();
     const client = new Cluster(cluster.ports.map((port) => ({ host: '127.0.0.1', port })));
     try {
@@ -262,9 +274,33 @@ describe('ttl-advisor watch: faults and Cluster', () => {
         await client.eval(RELEASE, 1, `ship:lock:parcel:${i}`, 't');
       }
       await sleep(300);
+
+      // The topology changes: a fourth master joins (redis-cli --cluster add-node) and takes one slot (reshard).
+      const port = await freePort();
+      const node = startChild('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--dir', dir, '--save', '', '--appendonly', 'no'], running);
+      await node.said('Ready to accept connections');
+      const fourth = new Redis(port);
+      const cli = (...args: string[]) => execFileSync('redis-cli', ['--cluster', ...args], { encoding: 'utf8' });
+      cli('add-node', `127.0.0.1:${port}`, `127.0.0.1:${cluster.ports[0]}`);
+      const fourthId = (await fourth.cluster('MYID')) as string;
+      await w.said(new RegExp(`127\\.0\\.0\\.1:${port} is a new master: watching it`), 20_000);
+      const owner = ((await fourth.cluster('NODES')) as string).split('\n').find((l) => l.includes('master') && !l.includes(fourthId) && / \d+-\d+/.test(l))!.split(' ')[0]!;
+      cli('reshard', `127.0.0.1:${port}`, '--cluster-from', owner, '--cluster-to', fourthId, '--cluster-slots', '1', '--cluster-yes');
+      const slot = Number(/ (\d+)(-\d+)?\s*$/.exec(((await fourth.cluster('NODES')) as string).split('\n').find((l) => l.startsWith(fourthId))!)![1]);
+      let tag = 0;
+      while (crc16(`moved-${tag}`) % 16384 !== slot) tag++;
+      const key = `moved:lock:{moved-${tag}}`;
+      await client.set(key, 't', 'PX', 7000, 'NX');
+      await sleep(3);
+      await client.eval(RELEASE, 1, key, 't');
+      expect(await fourth.exists(key)).toBe(0);
+      fourth.disconnect();
+      await sleep(300);
       const last = await stopWatch(w);
-      expect(last, w.output()).toMatch(/^stopped: 40 locks recorded/);
+      node.proc.kill('SIGKILL');
+      expect(last, w.output()).toMatch(/^stopped: 41 locks recorded/);
       expect(patternsOf(db).get('ship:lock:parcel:{id}')).toMatchObject({ count: 40, outcomes: { released: 40 }, ttl: { currentMs: 7000 } });
+      expect([...patternsOf(db).values()].filter((p) => p.pattern.startsWith('moved:lock:')).map((p) => p.count)).toEqual([1]);
     } finally {
       client.disconnect();
       await cluster.stop();
