@@ -33,8 +33,32 @@ type AnyFunction = (...args: never[]) => unknown;
 type Hookable = Record<string | symbol, unknown>;
 
 const hooked = new WeakMap<object, LockTracker>();
-/** Numbers the connections we hook: a lock's attempts are counted per connection (one per server in a Redlock round). */
-let clients = 0;
+/**
+ * Numbers the servers behind the clients we hook: a lock's attempts are counted
+ * per server (one per server in a Redlock round), and a release counts only from
+ * a server the lock was won on. Clients to one address (a duplicate, a second
+ * connection) share a number; a client whose address cannot be read (a Cluster:
+ * one logical server) gets its own.
+ */
+const servers = new Map<string, number>();
+let serverCount = 0;
+
+function serverOf(client: Hookable): number {
+  const o = (client.options ?? (selfOf(client) as Hookable).options) as Record<string, unknown> | undefined;
+  const socket = o?.socket as Record<string, unknown> | undefined;
+  let address: string | undefined;
+  if (o && typeof o.path === 'string') address = `unix:${o.path}/${String(o.db ?? 0)}`;
+  else if (o && (typeof o.host === 'string' || typeof o.port === 'number')) address = `${String(o.host ?? 'localhost')}:${String(o.port ?? 6379)}/${String(o.db ?? 0)}`;
+  else if (o && typeof o.url === 'string') address = `${o.url}#${String(o.database ?? '')}`;
+  else if (socket && (socket.host !== undefined || socket.port !== undefined)) address = `${String(socket.host ?? 'localhost')}:${String(socket.port ?? 6379)}/${String(o?.database ?? 0)}`;
+  if (address === undefined) return ++serverCount;
+  let n = servers.get(address);
+  if (n === undefined) {
+    if (servers.size >= 10_000) servers.clear();
+    servers.set(address, (n = ++serverCount));
+  }
+  return n;
+}
 
 /** The tracker a client was instrumented with, if it was. */
 export function trackerOf(client: object): LockTracker | undefined {
@@ -46,11 +70,11 @@ export function hookClient(client: object, tracker: LockTracker): Restore {
   const c = client as Hookable;
   const undo: Restore[] = [];
   if (typeof c.call === 'function' && typeof c.sendCommand === 'function') {
-    undo.push(replace(c, 'sendCommand', (original) => ioredisSend(original, tracker, ++clients)));
+    undo.push(replace(c, 'sendCommand', (original) => ioredisSend(original, tracker, serverOf(c))));
   } else if (typeof (selfOf(c) as Hookable)._execute === 'function' && Array.isArray(c.masters)) {
     undo.push(hookNodeRedisCluster(selfOf(c) as Hookable, tracker));
   } else if (typeof c.sendCommand === 'function' && typeof c.evalSha === 'function') {
-    undo.push(replace(selfOf(c) as Hookable, 'sendCommand', (original) => nodeRedisSend(original, tracker, ++clients)));
+    undo.push(replace(selfOf(c) as Hookable, 'sendCommand', (original) => nodeRedisSend(original, tracker, serverOf(c))));
   } else {
     throw new ConfigError('Expected a Redis client to instrument: ioredis `Redis` or `Cluster`, or a node-redis 5 client or cluster');
   }
@@ -141,7 +165,7 @@ function hookNodeRedisCluster(self: Hookable, tracker: LockTracker): Restore {
         return original.call(this, firstKey, isReadonly, options, (client: Hookable, opts: unknown) => {
           const node = selfOf(client) as Hookable;
           if (!hooked.has(node)) {
-            const restore = replace(node, 'sendCommand', (send) => nodeRedisSend(send, tracker, ++clients));
+            const restore = replace(node, 'sendCommand', (send) => nodeRedisSend(send, tracker, serverOf(client)));
             nodes.push(() => {
               restore();
               hooked.delete(node);

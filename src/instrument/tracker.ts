@@ -2,49 +2,8 @@ import { idPrefixOf, idStartOf, representativeOf, samePrefixAt } from '../keys/i
 import { patternOf, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
 import type { LockSample, Outcome, SampleRecorder } from '../record/sample.js';
 import { ByKey } from './by-key.js';
+import { attemptsWith, type Hold, type Waiting } from './entries.js';
 import { succeeded, type LockCommand } from './commands.js';
-
-/** A lock seen won and not yet released. Times are `performance.now()` milliseconds. */
-interface Hold {
-  readonly key: string;
-  /** An older hold on the same key still open here (its TTL ran out and another holder took the key). */
-  older: Hold | undefined;
-  readonly token: string;
-  /** Wall clock of the first attempt (epoch ms). */
-  readonly at: number;
-  readonly attempts: number;
-  readonly waitMs: number;
-  /** When the winning reply arrived: the hold starts here. */
-  readonly wonMs: number;
-  /** The TTL the lock was taken with. */
-  readonly ttlMs: number;
-  /** From here the key may have expired: the last acquire or extend was sent, plus the TTL it set. */
-  mayExpireMs: number;
-  /** From here it certainly has: the last acquire or extend's reply, plus the TTL it set. */
-  expiredMs: number;
-  extensions: number;
-  /** Taken by a lock library's script: a lock for certain, not a cache's SET NX. */
-  readonly byScript: boolean;
-}
-
-/** Attempts on a key and token not won yet. */
-interface Waiting {
-  readonly key: string;
-  readonly token: string;
-  /** Another waiter on the same key (another task of this process, with its own token). */
-  older: Waiting | undefined;
-  readonly at: number;
-  readonly firstMs: number;
-  /** Failed attempts: the most any one client sent (each client is one server of a Redlock quorum, so one round sends one per client). */
-  attempts: number;
-  /** Failed attempts per client, once more than one client took part. */
-  perClient: Map<number, number> | undefined;
-  readonly firstClient: number;
-  lastMs: number;
-  failedWithError: boolean;
-  readonly byScript: boolean;
-  readonly ttlMs: number;
-}
 
 /** What an instrumented client saw, since it was instrumented. */
 export interface InstrumentStats {
@@ -77,12 +36,6 @@ export interface TrackerOptions {
 const MAX_CONFIRMED_PATTERNS = 10_000;
 const PATTERN_CACHE_LIMIT = 10_000;
 const RECENTLY_CONFIRMED = 8;
-
-/** The attempts a lock has made once `client` sent one more: the most any one client sent. */
-function attemptsWith(w: Waiting, client: number): number {
-  const mine = (w.perClient ? (w.perClient.get(client) ?? 0) : client === w.firstClient ? w.attempts : 0) + 1;
-  return Math.max(w.attempts, mine);
-}
 
 /**
  * Follows locks through the commands an instrumented client sends: opens a hold
@@ -132,14 +85,14 @@ export class LockTracker {
         return (reply, failed) => this.acquired(command, sentMs, client, reply, failed);
       }
       case 'release':
-        return (reply, failed) => this.released(command.keys, command.token, reply, failed);
+        return (reply, failed) => this.released(command.keys, command.token, client, reply, failed);
       case 'extend':
         return (reply, failed) => !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, command.token, command.ttlMs, sentMs);
       case 'script': {
         // An unknown script on a held lock's keys and token: ARGV[2] a TTL → extend, nothing more → release.
         const [token, ttl, ...rest] = command.argv;
         if (token === undefined || rest.length > 0 || !this.holds.find(command.keys[0]!, token)) return undefined;
-        if (ttl === undefined) return (reply, failed) => this.released(command.keys, token, reply, failed);
+        if (ttl === undefined) return (reply, failed) => this.released(command.keys, token, client, reply, failed);
         const ttlMs = /^\d{1,15}$/.test(ttl) ? Number(ttl) : undefined;
         if (ttlMs === undefined) return undefined;
         return (reply, failed) => !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, token, ttlMs, sentMs);
@@ -174,6 +127,7 @@ export class LockTracker {
       const added = this.holds.add({
         key,
         older: undefined,
+        wonOn: client,
         token,
         at,
         attempts: before === undefined ? 1 : attemptsWith(before, client),
@@ -186,16 +140,22 @@ export class LockTracker {
         byScript,
       });
       if (added) this.counts.acquired++;
+      else {
+        const hold = this.holds.find(key, token)!;
+        hold.wonOn = [...(Array.isArray(hold.wonOn) ? hold.wonOn : [hold.wonOn]), client];
+      }
     }
     this.arm();
   }
 
-  private released(keys: readonly string[], token: string | undefined, reply: unknown, failed: boolean): void {
+  private released(keys: readonly string[], token: string | undefined, client: number, reply: unknown, failed: boolean): void {
     const now = performance.now();
     const all = !failed && succeeded(reply, keys.length);
     for (const key of keys) {
-      const hold = this.holds.take(key, token);
-      if (!hold) continue;
+      const held = token === undefined ? this.holds.newest(key) : this.holds.find(key, token);
+      // A release sent where the lock was never won (a server that voted against it) tells nothing.
+      if (!held || !(held.wonOn === client || (Array.isArray(held.wonOn) && held.wonOn.includes(client)))) continue;
+      const hold = this.holds.take(key, held.token)!;
       // A plain DEL proves nothing about a lock; a token-checked release proves its pattern is one.
       if (token !== undefined) {
         if (!hold.byScript) this.confirm(key);
