@@ -28,13 +28,17 @@ export class ByKey<T extends { readonly key: string; readonly token: string; old
     return true;
   }
 
-  /** Removes and returns the entry with this key and token (the newest of the key's when `token` is undefined). */
-  take(key: string, token: string | undefined): T | undefined {
+  /**
+   * Removes and returns the entry with this key and token (the newest of the
+   * key's when `token` is undefined), if `accept` takes it; one map lookup.
+   */
+  take(key: string, token: string | undefined, accept?: (entry: T) => boolean): T | undefined {
     const slot = this.map.get(key);
     if (slot === undefined) return undefined;
     let previous: T | undefined;
     for (let e = slot.newest; e !== undefined; previous = e, e = e.older) {
       if (token !== undefined && e.token !== token) continue;
+      if (accept && !accept(e)) return undefined;
       if (previous === undefined) slot.newest = e.older;
       else previous.older = e.older;
       e.older = undefined;

@@ -152,10 +152,9 @@ export class LockTracker {
     const now = performance.now();
     const all = !failed && succeeded(reply, keys.length);
     for (const key of keys) {
-      const held = token === undefined ? this.holds.newest(key) : this.holds.find(key, token);
       // A release sent where the lock was never won (a server that voted against it) tells nothing.
-      if (!held || !(held.wonOn === client || (Array.isArray(held.wonOn) && held.wonOn.includes(client)))) continue;
-      const hold = this.holds.take(key, held.token)!;
+      const hold = this.holds.take(key, token, (h) => h.wonOn === client || (Array.isArray(h.wonOn) && h.wonOn.includes(client)));
+      if (!hold) continue;
       // A plain DEL proves nothing about a lock; a token-checked release proves its pattern is one.
       if (token !== undefined) {
         if (!hold.byScript) this.confirm(key);
