@@ -2,7 +2,7 @@ import { Redis as Redis5 } from 'ioredis';
 import { Redis as Redis6 } from 'ioredis6';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { instrument, instrumentationOf } from '../../src/index.js';
+import { instrument, instrumentationOf, withLock } from '../../src/index.js';
 import { MemoryRecorder } from '../helpers/memory-recorder.js';
 
 /**
@@ -159,6 +159,15 @@ describe('instrument() itself', () => {
     expect(Object.prototype.hasOwnProperty.call(redis, 'sendCommand')).toBe(false);
     expect(instrumentationOf(redis)).toBeUndefined();
     redis.disconnect();
+  });
+
+  it("our own withLock through an instrumented client is recorded once, by the lock itself", async () => {
+    const recorder = new MemoryRecorder();
+    const redis = instrument(new Redis5(url), { recorder });
+    closers.push(() => redis.disconnect());
+    for (let i = 0; i < 5; i++) await withLock(redis, `ours:lock:${i}`, () => undefined, { ttlMs: 2000, recorder });
+    expect(recorder.samples.map((s) => [s.key, s.outcome])).toEqual(Array.from({ length: 5 }, (_, i) => [`ours:lock:${i}`, 'released']));
+    expect(instrumentationOf(redis)!.stats()).toMatchObject({ acquired: 0, open: 0 });
   });
 
   it('past maxOpenLocks, further locks are counted untracked and one warning says so', async () => {
