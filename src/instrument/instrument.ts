@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { compileTemplates } from '../keys/pattern.js';
-import type { SampleRecorder } from '../record/sample.js';
+import type { LockSample, SampleRecorder } from '../record/sample.js';
+import { safeRecorder } from '../safe-recorder.js';
 import { positiveInteger } from '../validate.js';
 import { hookClient, trackerOf } from './hooks.js';
 import { LockTracker, type InstrumentStats } from './tracker.js';
@@ -75,7 +76,7 @@ export function instrument<C extends object>(client: C, options: InstrumentOptio
   }
   if (trackerOf(client)) throw new ConfigError('This client is instrumented already: instrument it once, where it is created');
   if (options === null || typeof options !== 'object') throw new ConfigError('Expected options with a `recorder`');
-  const recorders = recordersOf(options.recorder);
+  const recorder = recorderOf(options.recorder);
   if (options.patterns !== undefined && !Array.isArray(options.patterns)) throw new ConfigError('Expected `patterns` to be an array of templates');
   if (options.instance !== undefined && (typeof options.instance !== 'string' || options.instance === '')) {
     throw new ConfigError('Expected `instance` to be a non-empty string');
@@ -88,7 +89,7 @@ export function instrument<C extends object>(client: C, options: InstrumentOptio
     group.restores.push(hookClient(client, group.tracker));
     return client;
   }
-  const tracker = newTracker(options, recorders);
+  const tracker = newTracker(options, recorder);
   const restores = [hookClient(client, tracker)];
   groups.set(options.recorder as object, { tracker, restores });
   handles.set(tracker, {
@@ -102,10 +103,10 @@ export function instrument<C extends object>(client: C, options: InstrumentOptio
   return client;
 }
 
-function newTracker(options: InstrumentOptions, recorders: readonly SampleRecorder[]): LockTracker {
+function newTracker(options: InstrumentOptions, recorder: SampleRecorder): LockTracker {
   let warned = false;
   return new LockTracker({
-    recorders,
+    recorder,
     templates: compileTemplates(options.patterns ?? []),
     instance: options.instance,
     retryWindowMs: positiveInteger('retryWindowMs', options.retryWindowMs, INSTRUMENT_DEFAULTS.retryWindowMs),
@@ -131,9 +132,9 @@ export function instrumentationOf(client: object): Instrumentation | undefined {
   return tracker && handles.get(tracker);
 }
 
-function recordersOf(recorder: InstrumentOptions['recorder'] | undefined): readonly SampleRecorder[] {
-  const list = Array.isArray(recorder) ? (recorder as readonly SampleRecorder[]) : recorder === undefined ? [] : [recorder as SampleRecorder];
-  if (list.length === 0) throw new ConfigError('Expected `recorder`: where to record the locks the client takes');
-  for (const r of list) if (typeof r?.record !== 'function') throw new ConfigError('Expected every `recorder` to have a `record(sample)` method');
-  return list;
+function recorderOf(recorder: InstrumentOptions['recorder'] | undefined): SampleRecorder {
+  if (recorder === undefined || (Array.isArray(recorder) && recorder.length === 0)) {
+    throw new ConfigError('Expected `recorder`: where to record the locks the client takes');
+  }
+  return safeRecorder<LockSample>(recorder);
 }

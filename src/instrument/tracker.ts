@@ -24,7 +24,8 @@ export interface InstrumentStats {
 }
 
 export interface TrackerOptions {
-  recorders: readonly SampleRecorder[];
+  /** Never throws (see `safeRecorder`). */
+  recorder: SampleRecorder;
   templates: readonly CompiledTemplate[];
   instance: string | undefined;
   retryWindowMs: number;
@@ -252,13 +253,7 @@ export class LockTracker {
     if (this.options.templates.length > 0) sample.pattern = resolvePattern(key, this.options.templates);
     if (this.options.instance !== undefined) sample.instance = this.options.instance;
     this.counts.recorded[sample.outcome]++;
-    for (const recorder of this.options.recorders) {
-      try {
-        recorder.record(sample);
-      } catch {
-        // A recorder must not throw; one that does loses this sample, never the client's reply.
-      }
-    }
+    this.options.recorder.record(sample);
   }
 
   private arm(): void {

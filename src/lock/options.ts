@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { MAX_PATTERN_LENGTH } from '../keys/pattern.js';
+import { safeRecorder } from '../safe-recorder.js';
 import { truncate } from '../text.js';
 import { defaultInstanceId, encodeHolder } from '../token.js';
 import { MAX_TTL_MS } from '../units.js';
@@ -143,7 +144,7 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
   if (retry === null || typeof retry !== 'object') {
     throw new ConfigError(`Expected \`retry\` to be an object, got \`${String(retry)}\``);
   }
-  const recorder = options.recorder === undefined ? undefined : combine(options.recorder);
+  const recorder = options.recorder === undefined ? undefined : safeRecorder<LockSample>(options.recorder);
   const onLockLost = options.onLockLost;
   if (onLockLost !== undefined && typeof onLockLost !== 'function') {
     throw new ConfigError(`Expected \`onLockLost\` to be a function, got \`${typeof onLockLost}\``);
@@ -205,43 +206,6 @@ function integerOption(name: string, value: unknown, fallback: number | undefine
   }
   if (value > max) throw new ConfigError(`Expected \`${name}\` to be at most ${max}, got \`${shown}\``);
   return value;
-}
-
-const combined = new WeakMap<readonly SampleRecorder[], SampleRecorder>();
-const guarded = new WeakMap<SampleRecorder, SampleRecorder>();
-
-/** Recording must never break the lock: a recorder that throws loses its sample, nothing else. */
-function recordSafely(recorder: SampleRecorder, sample: LockSample): void {
-  try {
-    recorder.record(sample);
-  } catch {
-    // ignored on purpose
-  }
-}
-
-/** One never-throwing recorder for one or several (cached, so the lock's path allocates nothing). */
-function combine(recorder: SampleRecorder | readonly SampleRecorder[]): SampleRecorder {
-  if (!Array.isArray(recorder) || recorder.length === 1) {
-    const only = (Array.isArray(recorder) ? recorder[0] : recorder) as SampleRecorder;
-    if (typeof only?.record !== 'function') throw new ConfigError('Expected `recorder` to have a `record(sample)` method');
-    let safe = guarded.get(only);
-    if (!safe) guarded.set(only, (safe = { record: (sample) => recordSafely(only, sample) }));
-    return safe;
-  }
-  const list = recorder as readonly SampleRecorder[];
-  let tee = combined.get(list);
-  if (!tee) {
-    for (const r of list) if (typeof r?.record !== 'function') throw new ConfigError('Expected every `recorder` to have a `record(sample)` method');
-    const all = [...list];
-    tee = {
-      // One failing recorder must not keep the sample from the others.
-      record: (sample) => {
-        for (const r of all) recordSafely(r, sample);
-      },
-    };
-    combined.set(list, tee);
-  }
-  return tee;
 }
 
 // Encoded once: options are resolved per lock, and the holder rarely changes.

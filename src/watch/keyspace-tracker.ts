@@ -56,7 +56,8 @@ export interface WatchStats {
 }
 
 export interface KeyspaceTrackerOptions {
-  recorders: readonly SampleRecorder[];
+  /** Never throws (see `safeRecorder`). */
+  recorder: SampleRecorder;
   templates: readonly CompiledTemplate[];
   instance: string | undefined;
   maxOpen: number;
@@ -279,13 +280,7 @@ export class KeyspaceTracker {
     if (this.options.templates.length > 0) sample.pattern = pattern;
     if (this.options.instance !== undefined) sample.instance = this.options.instance;
     this.counts.recorded[outcome]++;
-    for (const recorder of this.options.recorders) {
-      try {
-        recorder.record(sample);
-      } catch {
-        // a recorder that throws loses this sample only
-      }
-    }
+    this.options.recorder.record(sample);
   }
 
   private patternOf(key: string): string {

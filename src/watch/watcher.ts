@@ -1,6 +1,7 @@
 import { TtlAdvisorError } from '../errors.js';
 import { compileTemplates } from '../keys/pattern.js';
-import type { SampleRecorder } from '../record/sample.js';
+import type { LockSample, SampleRecorder } from '../record/sample.js';
+import { safeRecorder } from '../safe-recorder.js';
 import { KeyspaceTracker, type WatchStats } from './keyspace-tracker.js';
 import { missingClasses, notificationsOffMessage, withNeededClasses } from './notifications.js';
 import { RespConnection, nodeOfUrl, type NodeAddress, type Reply } from './resp.js';
@@ -63,9 +64,8 @@ export class KeyspaceWatcher {
   private cluster = false;
 
   private constructor(private readonly options: WatchOptions & { match: string; connectTimeoutMs: number }) {
-    const recorders = Array.isArray(options.recorder) ? (options.recorder as readonly SampleRecorder[]) : [options.recorder as SampleRecorder];
     this.tracker = new KeyspaceTracker({
-      recorders,
+      recorder: safeRecorder<LockSample>(options.recorder),
       templates: compileTemplates(options.patterns ?? []),
       instance: options.instance,
       maxOpen: options.maxOpen ?? WATCH_DEFAULTS.maxOpen,

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +5,7 @@ import { Redis } from 'ioredis';
 import Redlock from 'redlock';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { analyze, type InstrumentStats } from '../../src/index.js';
+import { startChild } from '../helpers/child.js';
 import { tempDir } from '../helpers/temp.js';
 
 const worker = fileURLToPath(new URL('../helpers/redlock-worker.ts', import.meta.url));
@@ -13,23 +13,15 @@ const url = inject('redisUrl');
 const redis = new Redis(url);
 afterAll(() => redis.disconnect());
 
+/** One worker process: `ready` once it waits for the go signal, `done` with what it ran and what instrument saw. */
 function startWorker(args: string[]) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', worker, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  let onReady: () => void;
-  const ready = new Promise<void>((resolve) => (onReady = resolve));
-  proc.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-    if (output.includes('ready\n')) onReady();
+  const child = startChild(process.execPath, ['--import', 'tsx', worker, ...args]);
+  const done = child.exited.then(({ code }) => {
+    const line = child.output().split('\n').find((l) => l.startsWith('results '));
+    if (code !== 0 || !line) throw new Error(`worker exited with ${code}: ${child.output()}`);
+    return JSON.parse(line.slice('results '.length)) as { ran: number; stats: InstrumentStats };
   });
-  const done = new Promise<{ ran: number; stats: InstrumentStats }>((resolve, reject) => {
-    proc.once('exit', (code) => {
-      const line = output.split('\n').find((l) => l.startsWith('results '));
-      if (code !== 0 || !line) reject(new Error(`worker exited with ${code}: ${output}`));
-      else resolve(JSON.parse(line.slice('results '.length)) as { ran: number; stats: InstrumentStats });
-    });
-  });
-  return { ready, done };
+  return { ready: child.said('ready\n'), done };
 }
 
 describe('contention across processes', () => {

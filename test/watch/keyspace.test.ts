@@ -60,7 +60,7 @@ describe('keyspace events into samples', () => {
     const samples: LockSample[] = [];
     const pending: (() => void)[] = [];
     const t = new KeyspaceTracker({
-      recorders: [{ record: (s) => samples.push(s) }],
+      recorder: { record: (s) => void samples.push(s) },
       templates: [],
       instance: undefined,
       maxOpen: 100,
