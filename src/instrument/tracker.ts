@@ -37,6 +37,7 @@ export interface TrackerOptions {
 const MAX_CONFIRMED_PATTERNS = 10_000;
 const PATTERN_CACHE_LIMIT = 10_000;
 const RECENTLY_CONFIRMED = 8;
+const RECENTLY_ENDED = 1024;
 
 /**
  * Follows locks through the commands an instrumented client sends: opens a hold
@@ -48,6 +49,11 @@ export class LockTracker {
   private readonly holds = new ByKey<Hold>();
   private readonly waiting = new ByKey<Waiting>();
   private readonly confirmed = new Set<string>();
+  /** The servers (connections) locks were seen on; with more than one, late replies of a quorum round are possible. */
+  private readonly servers = new Set<number>();
+  private lastServer = -1;
+  /** When recently released locks ended, by key and token: only kept with several servers. */
+  private readonly ended = new Map<string, number>();
   /** The last keys whose pattern was confirmed, to skip deriving it again. */
   private readonly recentlyConfirmed: { key: string; start: number }[] = [];
   private recentNext = 0;
@@ -104,6 +110,13 @@ export class LockTracker {
   private acquired(command: Extract<LockCommand, { op: 'acquire' }>, sentMs: number, client: number, reply: unknown, failed: boolean): void {
     const now = performance.now();
     const { keys, token, ttlMs, byScript } = command;
+    if (client !== this.lastServer) {
+      this.servers.add(client);
+      this.lastServer = client;
+    }
+    // Several servers (node-redlock's quorum): the lock resolves once most voted, so a slower server's
+    // reply to the same round can arrive after the lock was already released. It is that lock, not a new one.
+    if (this.servers.size > 1 && (this.ended.get(`${keys[0]}\u0000${token}`) ?? -Infinity) > sentMs) return;
     const before = this.waiting.size === 0 ? undefined : this.waiting.find(keys[0]!, token);
     if (failed || !succeeded(reply, keys.length)) {
       // Lost on one server of a quorum the same lock won on another: not an attempt.
@@ -156,6 +169,10 @@ export class LockTracker {
       // A release sent where the lock was never won (a server that voted against it) tells nothing.
       const hold = this.holds.take(key, token, (h) => h.wonOn === client || (Array.isArray(h.wonOn) && h.wonOn.includes(client)));
       if (!hold) continue;
+      if (this.servers.size > 1) {
+        this.ended.set(`${key}\u0000${hold.token}`, now);
+        if (this.ended.size > RECENTLY_ENDED) this.ended.delete(this.ended.keys().next().value!);
+      }
       // A plain DEL proves nothing about a lock; a token-checked release proves its pattern is one.
       if (token !== undefined) {
         if (!hold.byScript) this.confirm(key);
@@ -210,6 +227,7 @@ export class LockTracker {
     this.counts.abandoned += this.holds.size + this.waiting.size;
     this.holds.clear();
     this.waiting.clear();
+    this.ended.clear();
     this.patterns.clear();
     this.disarm();
   }
