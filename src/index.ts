@@ -41,12 +41,12 @@ export type { WatchStats } from './watch/keyspace-tracker.js';
 export { patternOf, MAX_PATTERN_LENGTH, OVERFLOW_PATTERN } from './keys/pattern.js';
 
 // 3. Recording, in the service
-export { OUTCOMES } from './record/sample.js';
-export type { LockSample, Outcome, SampleRecorder, RecorderStats } from './record/sample.js';
+export { OUTCOMES } from './sample/sample.js';
+export type { LockSample, Outcome, SampleRecorder, RecorderStats } from './sample/sample.js';
 export { SqliteRecorder } from './record/sqlite-recorder.js';
 export { DEFAULT_DB_PATH, SQLITE_RECORDER_DEFAULTS } from './record/recorder-options.js';
 export type { SqliteRecorderOptions } from './record/recorder-options.js';
-export type { RecorderWarning } from './record/warnings.js';
+export type { RecorderWarning } from './sample/warn-once.js';
 export { flushOnShutdown } from './record/shutdown.js';
 export type { FlushOnShutdownOptions, ClosableRecorder } from './record/shutdown.js';
 

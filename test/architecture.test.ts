@@ -108,7 +108,8 @@ describe('architecture: the imports of src/', () => {
   it('reads a real import graph (control: the parser sees the lock importing its options)', () => {
     expect(files.length).toBeGreaterThan(40);
     expect(edges).toContainEqual({ from: 'lock/redis-lock.ts', to: 'lock/options.ts', typeOnly: false });
-    expect(edges).toContainEqual({ from: 'lock/redis-lock.ts', to: 'record/sample.ts', typeOnly: true });
+    expect(edges).toContainEqual({ from: 'lock/redis-lock.ts', to: 'sample/sample.ts', typeOnly: true });
+    expect(edges).toContainEqual({ from: 'lock/redis-lock.ts', to: 'sample/outcome.ts', typeOnly: false });
     // The dynamic import that keeps vega out of JSON and Markdown reports is an edge too.
     expect(edges).toContainEqual({ from: 'report/index.ts', to: 'report/html.ts', typeOnly: false });
     // And the rule checks bite: pretend lock/ imported store/.
@@ -129,20 +130,40 @@ describe('architecture: the imports of src/', () => {
     expect(cyclesOf(graphOf(edges.filter((e) => !e.typeOnly), (f) => f))).toEqual([]);
   });
 
-  it("keeps the lock's hot path free of analysis, policy, reports, SQLite and the fleet", () => {
-    expect(violations('lock', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli'])).toEqual([]);
-    // Of record/, only the Sample contract's types.
-    expect(violations('lock', ['record'], (e) => e.typeOnly && e.to === 'record/sample.ts')).toEqual([]);
+  it('keeps sample/, the contract of every door and recorder, as light as a leaf: it imports only keys/ and leaf modules', () => {
+    const heavier = crossing.filter((e) => folderOf(e.from) === 'sample' && !['.', 'keys'].includes(folderOf(e.to)));
+    expect(heavier.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
+  });
+
+  it("keeps the lock's hot path free of analysis, policy, reports, SQLite, the recorders and the fleet", () => {
+    // What the doors share (the Sample, its outcome rules, the safe fan-out, warn-once, the key cache) comes from sample/.
+    expect(violations('lock', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'record'])).toEqual([]);
   });
 
   it("keeps instrument/ (inside the user's Redis client) as lean as the lock", () => {
-    expect(violations('instrument', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock'])).toEqual([]);
-    expect(violations('instrument', ['record'], (e) => e.typeOnly && e.to === 'record/sample.ts')).toEqual([]);
+    expect(violations('instrument', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock', 'record', 'watch'])).toEqual([]);
   });
 
-  it('keeps watch/ a producer like the others: no store, analysis, reports or CLI', () => {
-    expect(violations('watch', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock', 'instrument'])).toEqual([]);
-    expect(violations('watch', ['record'], (e) => e.typeOnly && e.to === 'record/sample.ts')).toEqual([]);
+  it('keeps watch/ a producer like the others: no store, analysis, reports, recorders or CLI', () => {
+    expect(violations('watch', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock', 'instrument', 'record'])).toEqual([]);
+  });
+
+  it('lets the doors share rules only through sample/: the rules they had each copied live there once', () => {
+    const doors = ['lock', 'instrument', 'watch'];
+    const uses = (door: string, file: string) => edges.some((e) => folderOf(e.from) === door && e.to === file && !e.typeOnly);
+    // The safe fan-out for all three; the outcome rule for the two that see releases; the confirmed-pattern rule
+    // and the key → pattern cache for the two that must tell a lock from a cache.
+    for (const door of doors) expect(uses(door, 'sample/safe-recorder.ts'), door).toBe(true);
+    for (const door of ['lock', 'instrument']) expect(uses(door, 'sample/outcome.ts'), door).toBe(true);
+    for (const door of ['instrument', 'watch']) {
+      expect(uses(door, 'sample/confirmed.ts'), door).toBe(true);
+      expect(uses(door, 'sample/pattern-cache.ts'), door).toBe(true);
+    }
+    expect(uses('record', 'sample/pattern-cache.ts')).toBe(true);
+    expect(uses('policy', 'sample/pattern-cache.ts')).toBe(true);
+    // No door keeps a warning path of its own.
+    const ownWarnings = files.filter((f) => folderOf(f) !== 'sample' && /process\.emitWarning/.test(texts.get(f)!));
+    expect(ownWarnings).toEqual([]);
   });
 
   it('keeps the store free of producers and consumers', () => {

@@ -1,5 +1,5 @@
 import { CommandTimeoutError, withDeadline } from '../deadline.js';
-import { defaultInstanceId } from '../record/sample.js';
+import { defaultInstanceId } from '../token.js';
 import { fieldsOf, pairsOf, sendCommandOf, type RedisCommandClient, type SendCommand } from '../redis-client.js';
 import { openForWriting } from '../store/schema.js';
 import { SampleWriter } from '../store/writer.js';

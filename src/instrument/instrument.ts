@@ -1,7 +1,8 @@
 import { ConfigError } from '../errors.js';
 import { compileTemplates } from '../keys/pattern.js';
-import type { LockSample, SampleRecorder } from '../record/sample.js';
-import { safeRecorder } from '../safe-recorder.js';
+import { safeRecorder } from '../sample/safe-recorder.js';
+import type { SampleRecorder } from '../sample/sample.js';
+import { WarnOnce } from '../sample/warn-once.js';
 import { positiveInteger } from '../validate.js';
 import { hookClient, trackerOf } from './hooks.js';
 import { LockTracker, type InstrumentStats } from './tracker.js';
@@ -104,7 +105,7 @@ export function instrument<C extends object>(client: C, options: InstrumentOptio
 }
 
 function newTracker(options: InstrumentOptions, recorder: SampleRecorder): LockTracker {
-  let warned = false;
+  const warnings = new WarnOnce<'tracking-full'>(undefined, options.onWarning);
   return new LockTracker({
     recorder,
     templates: compileTemplates(options.patterns ?? []),
@@ -113,15 +114,9 @@ function newTracker(options: InstrumentOptions, recorder: SampleRecorder): LockT
     expiredGraceMs: positiveInteger('expiredGraceMs', options.expiredGraceMs, INSTRUMENT_DEFAULTS.expiredGraceMs),
     maxOpenLocks: positiveInteger('maxOpenLocks', options.maxOpenLocks, INSTRUMENT_DEFAULTS.maxOpenLocks),
     onFull: () => {
-      if (warned) return;
-      warned = true;
-      const message = `instrument: ${options.maxOpenLocks ?? INSTRUMENT_DEFAULTS.maxOpenLocks} locks open at once; further locks are not recorded (see stats().untracked)`;
-      try {
-        if (options.onWarning) options.onWarning({ kind: 'tracking-full', message });
-        else process.emitWarning(`ttl-advisor: ${message}`, { type: 'TtlAdvisorWarning', code: 'TTL_ADVISOR_TRACKING_FULL' });
-      } catch {
-        // a throwing listener must not reach the command that hit the limit
-      }
+      if (warnings.has('tracking-full')) return;
+      const max = options.maxOpenLocks ?? INSTRUMENT_DEFAULTS.maxOpenLocks;
+      warnings.warn('tracking-full', `instrument: ${max} locks open at once; further locks are not recorded (see stats().untracked)`);
     },
   });
 }
@@ -136,5 +131,5 @@ function recorderOf(recorder: InstrumentOptions['recorder'] | undefined): Sample
   if (recorder === undefined || (Array.isArray(recorder) && recorder.length === 0)) {
     throw new ConfigError('Expected `recorder`: where to record the locks the client takes');
   }
-  return safeRecorder<LockSample>(recorder);
+  return safeRecorder(recorder);
 }

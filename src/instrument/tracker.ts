@@ -1,6 +1,8 @@
-import { idPrefixOf, idStartOf, representativeOf, samePrefixAt } from '../keys/id-prefix.js';
-import { patternOf, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
-import type { LockSample, Outcome, SampleRecorder } from '../record/sample.js';
+import type { CompiledTemplate } from '../keys/pattern.js';
+import { ConfirmedPatterns } from '../sample/confirmed.js';
+import { releaseOutcome } from '../sample/outcome.js';
+import { patternCache, type PatternCache } from '../sample/pattern-cache.js';
+import type { LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
 import { ByKey } from './by-key.js';
 import { attemptsWith, type Hold, type Waiting } from './entries.js';
 import { succeeded, type LockCommand } from './commands.js';
@@ -34,9 +36,6 @@ export interface TrackerOptions {
   onFull: () => void;
 }
 
-const MAX_CONFIRMED_PATTERNS = 10_000;
-const PATTERN_CACHE_LIMIT = 10_000;
-const RECENTLY_CONFIRMED = 8;
 const RECENTLY_ENDED = 1024;
 
 /**
@@ -48,17 +47,13 @@ const RECENTLY_ENDED = 1024;
 export class LockTracker {
   private readonly holds = new ByKey<Hold>();
   private readonly waiting = new ByKey<Waiting>();
-  private readonly confirmed = new Set<string>();
+  private readonly confirmed = new ConfirmedPatterns();
   /** The servers (connections) locks were seen on; with more than one, late replies of a quorum round are possible. */
   private readonly servers = new Set<number>();
   private lastServer = -1;
   /** When recently released locks ended, by key and token: only kept with several servers. */
   private readonly ended = new Map<string, number>();
-  /** The last keys whose pattern was confirmed, to skip deriving it again. */
-  private readonly recentlyConfirmed: { key: string; start: number }[] = [];
-  private recentNext = 0;
-  /** Key → pattern, by id prefix (see `idPrefixOf`) or by key; bounded. */
-  private readonly patterns = new Map<string, string>();
+  private readonly patterns: PatternCache<string>;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   readonly counts: Omit<InstrumentStats, 'open' | 'waiting'> = {
@@ -69,7 +64,9 @@ export class LockTracker {
     abandoned: 0,
   };
 
-  constructor(private readonly options: TrackerOptions) {}
+  constructor(private readonly options: TrackerOptions) {
+    this.patterns = patternCache(options.templates);
+  }
 
   stats(): InstrumentStats {
     return { ...this.counts, recorded: { ...this.counts.recorded }, open: this.holds.size, waiting: this.waiting.size };
@@ -92,14 +89,14 @@ export class LockTracker {
         return (reply, failed) => this.acquired(command, sentMs, client, reply, failed);
       }
       case 'release':
-        return (reply, failed) => this.released(command.keys, command.token, client, reply, failed);
+        return (reply, failed) => this.released(command.keys, command.token, client, sentMs, reply, failed);
       case 'extend':
         return (reply, failed) => !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, command.token, command.ttlMs, sentMs);
       case 'script': {
         // An unknown script on a held lock's keys and token: ARGV[2] a TTL → extend, nothing more → release.
         const [token, ttl, ...rest] = command.argv;
         if (token === undefined || rest.length > 0 || !this.holds.find(command.keys[0]!, token)) return undefined;
-        if (ttl === undefined) return (reply, failed) => this.released(command.keys, token, client, reply, failed);
+        if (ttl === undefined) return (reply, failed) => this.released(command.keys, token, client, sentMs, reply, failed);
         const ttlMs = /^\d{1,15}$/.test(ttl) ? Number(ttl) : undefined;
         if (ttlMs === undefined) return undefined;
         return (reply, failed) => !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, token, ttlMs, sentMs);
@@ -108,6 +105,7 @@ export class LockTracker {
   }
 
   private acquired(command: Extract<LockCommand, { op: 'acquire' }>, sentMs: number, client: number, reply: unknown, failed: boolean): void {
+    if (this.closed) return; // a reply that arrives after close() starts nothing (nothing would ever end it)
     const now = performance.now();
     const { keys, token, ttlMs, byScript } = command;
     if (client !== this.lastServer) {
@@ -162,7 +160,8 @@ export class LockTracker {
     this.arm();
   }
 
-  private released(keys: readonly string[], token: string | undefined, client: number, reply: unknown, failed: boolean): void {
+  private released(keys: readonly string[], token: string | undefined, client: number, sentMs: number, reply: unknown, failed: boolean): void {
+    if (this.closed) return;
     const now = performance.now();
     const all = !failed && succeeded(reply, keys.length);
     for (const key of keys) {
@@ -175,18 +174,18 @@ export class LockTracker {
       }
       // A plain DEL proves nothing about a lock; a token-checked release proves its pattern is one.
       if (token !== undefined) {
-        if (!hold.byScript) this.confirm(key);
-      }
-      else if (!this.isLock(hold)) {
+        if (!hold.byScript) this.confirmed.confirm(this.patternOf(key));
+      } else if (!this.isLock(hold)) {
         this.counts.ignored++;
         continue;
       }
-      const outcome: Outcome = failed ? 'error' : all ? 'released' : now >= hold.mayExpireMs ? 'expired' : 'lost';
+      const outcome = releaseOutcome(failed ? 'failed' : all ? 'deleted' : 'gone', sentMs, now, hold.mayExpireMs, hold.expiredMs);
       this.record(hold, outcome, now - hold.wonMs);
     }
   }
 
   private extended(keys: readonly string[], token: string | undefined, ttlMs: number, sentMs: number): void {
+    if (this.closed) return;
     const now = performance.now();
     for (const key of keys) {
       const hold = token === undefined ? this.holds.newest(key) : this.holds.find(key, token);
@@ -236,30 +235,8 @@ export class LockTracker {
     return hold.byScript || this.confirmed.has(this.patternOf(hold.key));
   }
 
-  private confirm(key: string): void {
-    // Most releases are of a pattern confirmed a moment ago: compared by id prefix, no pattern derived.
-    const start = idStartOf(key);
-    const recent = this.recentlyConfirmed;
-    for (let i = 0; i < recent.length; i++) {
-      const r = recent[i]!;
-      if (r.key === key || (start >= 0 && r.start === start && samePrefixAt(r.key, key, start))) return;
-    }
-    recent[this.recentNext] = { key, start };
-    this.recentNext = (this.recentNext + 1) % RECENTLY_CONFIRMED;
-    if (this.confirmed.size < MAX_CONFIRMED_PATTERNS) this.confirmed.add(this.patternOf(key));
-  }
-
   private patternOf(key: string): string {
-    const { templates } = this.options;
-    if (templates.length > 0) return resolvePattern(key, templates);
-    const cacheKey = idPrefixOf(key) ?? key;
-    let pattern = this.patterns.get(cacheKey);
-    if (pattern === undefined) {
-      pattern = patternOf(cacheKey === key ? key : representativeOf(cacheKey));
-      if (this.patterns.size >= PATTERN_CACHE_LIMIT) this.patterns.clear();
-      this.patterns.set(cacheKey, pattern);
-    }
-    return pattern;
+    return this.patterns.get(key);
   }
 
   private record(hold: Hold, outcome: Outcome, holdMs: number): void {
@@ -268,7 +245,7 @@ export class LockTracker {
   }
 
   private emit(sample: LockSample, key: string): void {
-    if (this.options.templates.length > 0) sample.pattern = resolvePattern(key, this.options.templates);
+    if (this.options.templates.length > 0) sample.pattern = this.patternOf(key);
     if (this.options.instance !== undefined) sample.instance = this.options.instance;
     this.counts.recorded[sample.outcome]++;
     this.options.recorder.record(sample);

@@ -31,7 +31,11 @@ function isUuidAt(key: string, at: number): boolean {
  */
 export function idPrefixOf(key: string): string | undefined {
   const start = idStartOf(key);
-  if (start < 0) return undefined;
+  return start < 0 ? undefined : idPrefixAt(key, start);
+}
+
+/** {@link idPrefixOf} for a key whose {@link idStartOf} is `start` (not -1). */
+export function idPrefixAt(key: string, start: number): string {
   const prefix = key.slice(0, start >> 1);
   return start & 1 ? prefix + UUID_MARK : prefix;
 }

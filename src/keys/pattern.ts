@@ -60,6 +60,13 @@ function normalizeToken(token: string): string {
  */
 export interface CompiledTemplate {
   readonly template: string;
+  /**
+   * Whether every key that ends in a separator and a decimal id matches this
+   * template alike, whatever the id: no digit in its literal text and no two
+   * placeholders side by side (so the id always falls inside one placeholder,
+   * or the template matches none of those keys). See `idPrefixOf`.
+   */
+  readonly sameForEveryId: boolean;
   /** Whether a key (or a pattern) fits the template. */
   matches(key: string): boolean;
 }
@@ -82,7 +89,8 @@ export function compileTemplates(templates: readonly string[]): CompiledTemplate
     if (literals.length < 2) {
       throw new ConfigError(`Expected pattern template \`${template}\` to contain a {placeholder}`);
     }
-    return { template, matches: (key: string) => matchesTemplate(literals, key) };
+    const sameForEveryId = literals.every((literal, i) => !/\d/.test(literal) && (literal !== '' || i === 0 || i === literals.length - 1));
+    return { template, sameForEveryId, matches: (key: string) => matchesTemplate(literals, key) };
   });
 }
 

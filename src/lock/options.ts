@@ -1,10 +1,10 @@
 import { ConfigError } from '../errors.js';
 import { MAX_PATTERN_LENGTH } from '../keys/pattern.js';
-import { safeRecorder } from '../safe-recorder.js';
+import { safeRecorder } from '../sample/safe-recorder.js';
 import { truncate } from '../text.js';
 import { defaultInstanceId, encodeHolder } from '../token.js';
 import { MAX_TTL_MS } from '../units.js';
-import type { LockSample, SampleRecorder } from '../record/sample.js';
+import type { SampleRecorder } from '../sample/sample.js';
 
 /**
  * Where a lock can take its TTL from instead of `ttlMs`: given a key, the TTL
@@ -144,7 +144,7 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
   if (retry === null || typeof retry !== 'object') {
     throw new ConfigError(`Expected \`retry\` to be an object, got \`${String(retry)}\``);
   }
-  const recorder = options.recorder === undefined ? undefined : safeRecorder<LockSample>(options.recorder);
+  const recorder = options.recorder === undefined ? undefined : safeRecorder(options.recorder);
   const onLockLost = options.onLockLost;
   if (onLockLost !== undefined && typeof onLockLost !== 'function') {
     throw new ConfigError(`Expected \`onLockLost\` to be a function, got \`${typeof onLockLost}\``);

@@ -2,7 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { CommandTimeoutError, sleep, withDeadline } from '../deadline.js';
 import { newToken } from '../token.js';
 import { LockLostError, LockNotAcquiredError, LockRedisError, TtlAdvisorError, type LockLossKind } from '../errors.js';
-import type { LockSample, Outcome } from '../record/sample.js';
+import { TRUSTED_SAMPLE } from '../sample/check-sample.js';
+import { releaseOutcome } from '../sample/outcome.js';
+import type { LockSample, Outcome } from '../sample/sample.js';
 import { AutoExtender } from './auto-extend.js';
 import { fenceKeyOf, lockCommandsOf, type LockClient, type LockCommands } from './client.js';
 import { LockSignal } from './lock-signal.js';
@@ -10,8 +12,6 @@ import { checkTtl, resolveLockOptions, type LockOptions, type ResolvedLockOption
 import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, runScript } from './scripts.js';
 
 type State = 'idle' | 'acquiring' | 'held' | 'released';
-/** Marks samples this lock builds (valid by construction): recorders skip their defensive copy. */
-const TRUSTED_SAMPLE = Symbol.for('ttl-advisor.lock-sample');
 
 /**
  * A Redis lock on one key: `SET key token NX PX ttl` to take it, a Lua
@@ -211,24 +211,23 @@ export class RedisLock {
     try {
       deleted = await this.command(runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]));
     } catch (error) {
-      this.releasedHeldMs = performance.now() - this.wonPerf;
-      // No reply, but by now the TTL has run out for certain: whatever Redis did, the lock expired while held.
-      const expired = performance.now() >= this.certainExpiryPerf;
-      if (expired) this.markLost('gone', this.releasedHeldMs);
-      this.recordSample(expired ? 'expired' : 'error', this.releasedHeldMs);
-      if (expired) return false;
-      throw new LockRedisError(this.key, 'release', { cause: error });
+      const heldMs = (this.releasedHeldMs = performance.now() - this.wonPerf);
+      const outcome = releaseOutcome('failed', sentPerf, performance.now(), this.expiresPerf, this.certainExpiryPerf);
+      this.recordSample(outcome, heldMs);
+      // No reply, but the TTL had run out for certain before we sent the release: the lock expired while held.
+      if (outcome !== 'expired') throw new LockRedisError(this.key, 'release', { cause: error });
+      this.markLost('gone', heldMs);
+      return false;
     }
-    const heldMs = performance.now() - this.wonPerf;
-    this.releasedHeldMs = heldMs;
+    const repliedPerf = performance.now();
+    const heldMs = (this.releasedHeldMs = repliedPerf - this.wonPerf);
     if (deleted === 1) {
       this.recordSample('released', heldMs);
       return true;
     }
     this.markLost('gone', heldMs);
-    // Gone before the TTL could have run out (the server cannot have started it before we sent SET):
-    // deleted by someone else or lost by Redis, `lost`; not a TTL too short.
-    this.recordSample(sentPerf < this.expiresPerf ? 'lost' : 'expired', heldMs);
+    // `lost` (deleted by someone else, lost by Redis) only when certain; else the TTL ran out: see releaseOutcome.
+    this.recordSample(releaseOutcome('gone', sentPerf, repliedPerf, this.expiresPerf, this.certainExpiryPerf), heldMs);
     return false;
   }
 

@@ -4,6 +4,7 @@ import { MAX_TTL_MS } from '../units.js';
 import { duplicateKey } from './json-keys.js';
 import { compileTemplates, patternOf, type CompiledTemplate } from '../keys/pattern.js';
 import type { TtlSource } from '../lock/options.js';
+import { PatternCache } from '../sample/pattern-cache.js';
 
 /** One entry of a TTL policy file. */
 export interface PolicyEntry {
@@ -40,7 +41,6 @@ export interface PolicyMatch {
 
 const TOP_LEVEL = new Set(['locks', 'defaultTtlMs']);
 const ENTRY_FIELDS = new Set(['ttlMs', 'pinned', 'reason']);
-const CACHE_LIMIT = 10_000;
 
 /**
  * A loaded TTL policy: maps lock keys to TTLs through their patterns. Entries
@@ -50,7 +50,8 @@ const CACHE_LIMIT = 10_000;
 export class TtlPolicy implements TtlSource {
   readonly defaultTtlMs: number;
   private readonly templates: CompiledTemplate[];
-  private readonly cache = new Map<string, PolicyMatch>();
+  /** Key → entry, by the one key → pattern cache: a lock's `ttlFor` derives nothing for a key seen (or an id prefix seen). */
+  private readonly cache: PatternCache<PolicyMatch>;
 
   constructor(
     readonly document: PolicyDocument,
@@ -58,6 +59,7 @@ export class TtlPolicy implements TtlSource {
   ) {
     this.defaultTtlMs = document.defaultTtlMs ?? DEFAULT_POLICY_TTL_MS;
     this.templates = compileTemplates(Object.keys(document.locks).filter((p) => /\{[^{}]+\}/.test(p)));
+    this.cache = new PatternCache(this.templates, (key) => this.resolve(key));
   }
 
   /** The TTL for a lock key (ms). */
@@ -67,12 +69,7 @@ export class TtlPolicy implements TtlSource {
 
   /** The entry a key resolves to. Cached, so it is cheap on the lock's path. */
   match(key: string): PolicyMatch {
-    const cached = this.cache.get(key);
-    if (cached) return cached;
-    const result = this.resolve(key);
-    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-    this.cache.set(key, result);
-    return result;
+    return this.cache.get(key);
   }
 
   /** The entry for a pattern as found in recorded data: exact, or through a template. */

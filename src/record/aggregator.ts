@@ -1,14 +1,14 @@
 import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
-import { idPrefixOf, representativeOf } from '../keys/id-prefix.js';
 import { BUCKET_MS } from '../store/format.js';
 import type { DeltaBatch, RawRow } from '../store/input.js';
 import { truncate } from '../text.js';
 import { toMicros } from '../units.js';
-import { SAMPLE_LIMITS, isTrustedSample, refusalOf } from './check-sample.js';
+import { SAMPLE_LIMITS, isTrustedSample, refusalOf } from '../sample/check-sample.js';
+import { PatternCache } from '../sample/pattern-cache.js';
+import { OUTCOME_CODE, type LockSample } from '../sample/sample.js';
+import type { WarnOnce } from '../sample/warn-once.js';
 import { PatternHour, Series } from './pattern-hour.js';
 import { markWritten, type RawBudget } from './raw-budget.js';
-import { OUTCOME_CODE, type LockSample } from './sample.js';
-import type { WarnOnce } from './warnings.js';
 
 export interface AggregatorOptions {
   /** The recording process; samples without an `instance` belong to it. */
@@ -29,7 +29,6 @@ export const FOLD = Object.freeze({ counted: 0, invalid: 1, noRoom: 2 });
 
 /** An hour's aggregate is retired this long after the hour ended, once a seal found nothing new in it. */
 const RETIRE_AFTER_MS = 2 * 60 * 1000;
-const KEY_CACHE_LIMIT = 10_000;
 /**
  * Folds samples, as they are recorded, into per-(pattern, hour) histograms and
  * counters in the recording process, and keeps raw rows by a budget: what both
@@ -48,8 +47,8 @@ export class Aggregator {
   /** Why the last refused sample was refused. */
   lastRefusal = '';
 
-  private readonly byKey = new Map<string, Series>();
-  private readonly byPrefix = new Map<string, Series>();
+  /** Key → its series in this instance, by the one key → pattern cache (see `PatternCache`). */
+  private readonly byKey: PatternCache<Series>;
   private readonly byPattern = new Map<string, Series>();
   private readonly byInstance = new Map<string, Map<string, Series>>();
   private readonly patterns = new Map<string, Set<string>>();
@@ -61,6 +60,7 @@ export class Aggregator {
   constructor(private readonly options: AggregatorOptions) {
     // Each pattern's current hour, the one before, and room for stragglers.
     this.maxHours = options.maxPatterns * 3 + 64;
+    this.byKey = new PatternCache(options.templates, (key) => this.seriesFor(options.instance, resolvePattern(key, options.templates), this.byPattern));
   }
 
   /** Folds one sample; returns a {@link FOLD} code. Never throws on a hostile sample (a throwing getter is the caller's to catch). */
@@ -219,44 +219,17 @@ export class Aggregator {
   private seriesOf(key: string, explicit: string | undefined | null, instance: string | undefined | null): Series {
     const own = instance === undefined || instance === null || instance === '' || instance === this.options.instance;
     if (own && (explicit === undefined || explicit === null || explicit === '')) {
-      let series = this.byKey.get(key);
-      if (series === undefined) {
-        series = this.byIdPrefix(key);
-        if (series === undefined) {
-          // Derived with the heuristics (microseconds): cached, the cache emptied when full.
-          series = this.seriesFor(this.options.instance, resolvePattern(key, this.options.templates), this.byPattern);
-          if (this.byKey.size >= KEY_CACHE_LIMIT) this.byKey.clear();
-          this.byKey.set(key, series);
-        } else if (this.byKey.size < KEY_CACHE_LIMIT) {
-          // Cheap by prefix anyway: cached while there is room, never churning the cache for them.
-          this.byKey.set(key, series);
-        }
-      } else if (series.pattern === OVERFLOW_PATTERN) this.patternOverflow++;
+      const series = this.byKey.get(key);
+      // Every sample filed under `{other}` is counted, however its series was found.
+      if (series.pattern === OVERFLOW_PATTERN) this.patternOverflow++;
       return series;
     }
     const name = own ? this.options.instance : truncate(instance, SAMPLE_LIMITS.maxInstanceLength);
     let map = own ? this.byPattern : this.byInstance.get(name);
     if (!map) this.byInstance.set(name, (map = new Map()));
     const pattern = explicit === undefined || explicit === null || explicit === '' ? resolvePattern(key, this.options.templates) : explicit;
-    const known = map.get(pattern);
-    if (known !== undefined) {
-      if (known.pattern === OVERFLOW_PATTERN && pattern !== OVERFLOW_PATTERN) this.patternOverflow++;
-      return known;
-    }
-    return this.seriesFor(name, pattern, map);
-  }
-
-  /** Keys ending in a separator and an id share one series per prefix (see `idPrefixOf`): one lookup, no derivation. */
-  private byIdPrefix(key: string): Series | undefined {
-    if (this.options.templates.length > 0) return undefined;
-    const cacheKey = idPrefixOf(key);
-    if (cacheKey === undefined) return undefined;
-    let series = this.byPrefix.get(cacheKey);
-    if (series === undefined) {
-      series = this.seriesFor(this.options.instance, resolvePattern(representativeOf(cacheKey), this.options.templates), this.byPattern);
-      if (this.byPrefix.size >= KEY_CACHE_LIMIT) this.byPrefix.clear();
-      this.byPrefix.set(cacheKey, series);
-    }
+    const series = map.get(pattern) ?? this.seriesFor(name, pattern, map);
+    if (series.pattern === OVERFLOW_PATTERN && pattern !== OVERFLOW_PATTERN) this.patternOverflow++;
     return series;
   }
 
@@ -268,10 +241,8 @@ export class Aggregator {
     let pattern = truncate(rawPattern, MAX_PATTERN_LENGTH);
     let names = this.patterns.get(instance);
     if (!names) this.patterns.set(instance, (names = new Set()));
-    if (!names.has(pattern) && names.size >= this.options.maxPatterns) {
-      this.patternOverflow++;
-      pattern = OVERFLOW_PATTERN;
-    }
+    // Past the cap, `{other}`'s (the caller counts the sample as overflowed).
+    if (!names.has(pattern) && names.size >= this.options.maxPatterns) pattern = OVERFLOW_PATTERN;
     names.add(pattern);
     let series = map.get(pattern);
     if (!series) map.set(pattern, (series = new Series(instance, pattern)));

@@ -1,8 +1,8 @@
 import { ConfigError } from '../errors.js';
 import { fraction, nonNegativeInteger, positiveInteger } from '../validate.js';
 import type { RawBudget } from './raw-budget.js';
-import { defaultInstanceId } from './sample.js';
-import type { RecorderWarning } from './warnings.js';
+import type { RecorderWarning } from '../sample/warn-once.js';
+import { defaultInstanceId } from '../token.js';
 
 /**
  * Which raw rows a recorder keeps, per (pattern, hour), on top of the rollups

@@ -4,8 +4,8 @@ import { compileTemplates } from '../keys/pattern.js';
 import { Aggregator, FOLD } from './aggregator.js';
 import { Conditions } from './conditions.js';
 import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecorderOptions } from './recorder-options.js';
-import { type LockSample, type RecorderStats, type SampleRecorder } from './sample.js';
-import { WarnOnce, type RecorderWarning } from './warnings.js';
+import type { LockSample, RecorderStats, SampleRecorder } from '../sample/sample.js';
+import { WarnOnce, type RecorderWarning } from '../sample/warn-once.js';
 import { COMMIT, SHARED, type FromWriter, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit } from './writer/protocol.js';
 import { spawnWriterThread } from './writer/spawn.js';
 

@@ -1,5 +1,7 @@
-import { patternOf, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
-import type { LockSample, Outcome, SampleRecorder } from '../record/sample.js';
+import type { CompiledTemplate } from '../keys/pattern.js';
+import { ConfirmedPatterns } from '../sample/confirmed.js';
+import { patternCache, type PatternCache } from '../sample/pattern-cache.js';
+import type { LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
 
 /**
  * Turns keyspace notifications into lock samples. Per key, as Redis reports it:
@@ -65,7 +67,7 @@ export interface KeyspaceTrackerOptions {
   readTtl: (node: string, db: number, key: string) => Promise<number>;
 }
 
-const MAX_CONFIRMED = 10_000;
+const MAX_TTL_PATTERNS = 10_000;
 const MAX_AWAITING_PATTERNS = 1000;
 const MAX_AWAITING_PER_PATTERN = 1000;
 
@@ -91,7 +93,8 @@ export function likelyTtl(remainingMs: number, slackMs: number): number {
 
 export class KeyspaceTracker {
   private readonly open = new Map<string, Open>();
-  private readonly confirmed = new Set<string>();
+  private readonly confirmed = new ConfirmedPatterns();
+  private readonly patterns: PatternCache<string>;
   /** The last TTL seen per pattern, for a hold too short for PTTL to find its key. */
   private readonly lastTtl = new Map<string, number>();
   /** Holds that ended before any TTL of their pattern was read: finished as soon as one is. */
@@ -107,7 +110,9 @@ export class KeyspaceTracker {
     droppedInGaps: 0,
   };
 
-  constructor(private readonly options: KeyspaceTrackerOptions) {}
+  constructor(private readonly options: KeyspaceTrackerOptions) {
+    this.patterns = patternCache(options.templates);
+  }
 
   stats(): WatchStats {
     return { ...this.counts, recorded: { ...this.counts.recorded }, open: this.open.size };
@@ -244,7 +249,7 @@ export class KeyspaceTracker {
   }
 
   private learnTtl(pattern: string, ttl: number): void {
-    if (this.lastTtl.size >= MAX_CONFIRMED && !this.lastTtl.has(pattern)) this.lastTtl.clear();
+    if (this.lastTtl.size >= MAX_TTL_PATTERNS && !this.lastTtl.has(pattern)) this.lastTtl.clear();
     this.lastTtl.set(pattern, ttl);
     const waiting = this.awaitingTtl.get(pattern);
     if (!waiting) return;
@@ -268,9 +273,8 @@ export class KeyspaceTracker {
       } else this.counts.unknownTtl++;
       return;
     }
-    if (outcome === 'released') {
-      if (this.confirmed.size < MAX_CONFIRMED) this.confirmed.add(pattern);
-    } else if (!this.confirmed.has(pattern)) {
+    if (outcome === 'released') this.confirmed.confirm(pattern);
+    else if (!this.confirmed.has(pattern)) {
       this.counts.ignored++;
       return;
     }
@@ -284,6 +288,6 @@ export class KeyspaceTracker {
   }
 
   private patternOf(key: string): string {
-    return this.options.templates.length > 0 ? resolvePattern(key, this.options.templates) : patternOf(key);
+    return this.patterns.get(key);
   }
 }

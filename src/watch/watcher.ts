@@ -1,7 +1,7 @@
 import { TtlAdvisorError } from '../errors.js';
 import { compileTemplates } from '../keys/pattern.js';
-import type { LockSample, SampleRecorder } from '../record/sample.js';
-import { safeRecorder } from '../safe-recorder.js';
+import { safeRecorder } from '../sample/safe-recorder.js';
+import type { SampleRecorder } from '../sample/sample.js';
 import { KeyspaceTracker, type WatchStats } from './keyspace-tracker.js';
 import { missingClasses, notificationsOffMessage, withNeededClasses } from './notifications.js';
 import { RespConnection, nodeOfUrl, type NodeAddress, type Reply } from './resp.js';
@@ -65,7 +65,7 @@ export class KeyspaceWatcher {
 
   private constructor(private readonly options: WatchOptions & { match: string; connectTimeoutMs: number }) {
     this.tracker = new KeyspaceTracker({
-      recorder: safeRecorder<LockSample>(options.recorder),
+      recorder: safeRecorder(options.recorder),
       templates: compileTemplates(options.patterns ?? []),
       instance: options.instance,
       maxOpen: options.maxOpen ?? WATCH_DEFAULTS.maxOpen,

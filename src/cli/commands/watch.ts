@@ -3,7 +3,7 @@ import { TtlAdvisorError } from '../../errors.js';
 import type { StreamClient } from '../../fleet/stream-client.js';
 import { STREAM_SINK_DEFAULTS, RedisStreamSink } from '../../fleet/stream-sink.js';
 import { DEFAULT_DB_PATH } from '../../record/recorder-options.js';
-import type { LockSample } from '../../record/sample.js';
+import type { LockSample } from '../../sample/sample.js';
 import { SqliteRecorder } from '../../record/sqlite-recorder.js';
 import { KeyspaceWatcher, WATCH_DEFAULTS } from '../../watch/watcher.js';
 import { collect, positiveNumber } from '../args.js';

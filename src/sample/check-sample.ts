@@ -57,8 +57,13 @@ export function isTrustedSample(sample: object): boolean {
   return (sample as { [TRUSTED]?: boolean })[TRUSTED] === true;
 }
 
-/** The mark of samples made by RedisLock (see lock/redis-lock.ts); a registry symbol, so no import joins the two. */
-const TRUSTED = Symbol.for('ttl-advisor.lock-sample');
+/**
+ * The mark of samples made by RedisLock (see lock/redis-lock.ts). A registry
+ * symbol, so that a sample made by the ES module build is trusted by the
+ * CommonJS one too, when a process loads both.
+ */
+export const TRUSTED_SAMPLE: unique symbol = Symbol.for('ttl-advisor.lock-sample') as never;
+const TRUSTED = TRUSTED_SAMPLE;
 
 function inRange(value: unknown, min: number, max: number): value is number {
   return typeof value === 'number' && value >= min && value <= max;

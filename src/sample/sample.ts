@@ -72,9 +72,11 @@ export interface RecorderStats {
   patternOverflow: number;
 }
 
-/** Anything a lock can report its samples to. `record` must be synchronous and must not throw. */
+/**
+ * Anything a door (the lock, `instrument`, `watch`) reports its samples to.
+ * `record` must be synchronous and should not throw; the doors call it through
+ * {@link safeRecorder}, which catches what it throws (or a promise it rejects).
+ */
 export interface SampleRecorder {
   record(sample: LockSample): void;
 }
-
-export { defaultInstanceId } from '../token.js';
