@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
-import { DAY_MS, formatCount, formatSpan, formatTime } from '../units.js';
+import { DAY_MS } from '../units.js';
+import type { AnalysisWarning, HeldData } from './hints.js';
 import { RollupReader } from './read-rollups.js';
 import { resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
 import { summarize, type PatternAnalysis } from './summarize.js';
@@ -27,10 +28,11 @@ export interface Analysis {
   /** The databases read, as they may be shown: relative to the working directory, or the file name alone outside it. */
   sources: string[];
   /** When no pattern matched: what the databases hold in all, whatever the window and patterns asked for. */
-  held?: { samples: number; firstMs: number | undefined; lastMs: number | undefined };
+  held?: HeldData;
   /** Worst verdict first, then by sample count. */
   patterns: PatternAnalysis[];
-  warnings: string[];
+  /** Notes on the inputs and the window, as data: `report/` words them. */
+  warnings: AnalysisWarning[];
 }
 
 /**
@@ -74,18 +76,12 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
 
   const fromMs = patterns.length ? Math.min(...patterns.map((p) => p.firstMs)) : 0;
   const toMs = patterns.length ? Math.max(...patterns.map((p) => p.lastMs)) : 0;
-  const warnings: string[] = [...reader.notes];
+  const warnings: AnalysisWarning[] = [...reader.notes];
   if (unreadable.size > 0) {
-    const rows = [...unreadable.values()].reduce((a, b) => a + b, 0);
-    const names = [...unreadable.keys()];
-    warnings.push(`${rows} rollup row(s) could not be read (a damaged file?) and were left out: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}.`);
+    warnings.push({ kind: 'unreadable-rows', rows: [...unreadable.values()].reduce((a, b) => a + b, 0), patterns: [...unreadable.keys()] });
   }
-  if (held) warnings.push(nothingMatched(held));
-  else if (toMs - fromMs < DAY_MS) {
-    warnings.push(
-      `The samples span ${formatSpan(toMs - fromMs)}, less than 24 h: daily peaks may be missing, so p99 may be too low.`,
-    );
-  }
+  if (held) warnings.push({ kind: 'nothing-matched', held });
+  else if (toMs - fromMs < DAY_MS) warnings.push({ kind: 'short-window', spanMs: toMs - fromMs });
   return {
     generatedAtMs: options.nowMs ?? Date.now(),
     window: { fromMs, toMs },
@@ -96,14 +92,6 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     patterns,
     warnings,
   };
-}
-
-/** Why there is nothing to report: nothing recorded yet, or nothing in the window and patterns asked for. */
-export function nothingMatched(held: NonNullable<Analysis['held']>): string {
-  if (held.samples === 0 || held.firstMs === undefined || held.lastMs === undefined) {
-    return 'No samples yet: wrap your locks with a recorder and come back after a day or two.';
-  }
-  return `No samples in the window and patterns asked for: the database holds ${formatCount(held.samples)} samples from ${formatTime(held.firstMs)} to ${formatTime(held.lastMs)}.`;
 }
 
 /** A path as reports may show it: they travel (into pull requests), local directories should not. */

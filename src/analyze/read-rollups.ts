@@ -4,6 +4,7 @@ import { rollupValuesSql, type RollupValues } from '../store/rollup.js';
 import type { Statement } from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { openForReading, schemaVersionOf, type Db } from '../store/schema.js';
+import type { AnalysisWarning, HeldData } from './hints.js';
 
 /** One rollup row as the analyzer reads it: the hour bucket, then the values. */
 export type HourRow = [bucketStartMs: number, ...values: RollupValues];
@@ -22,8 +23,8 @@ export interface RollupFilter {
  * opened up front, so a bad one fails before any work. Close when done.
  */
 export class RollupReader {
-  /** What was read once although given more than once, for the analysis' warnings. */
-  readonly notes: string[] = [];
+  /** What the inputs made the reader do (a file read once, instances counted once), for the analysis' warnings. */
+  readonly notes: AnalysisWarning[] = [];
   private readonly dbs: Db[] = [];
   private readonly sources: { ids: Map<string, number>; rows: Statement<[number, number, number]> }[] = [];
   private readonly fromBucket: number;
@@ -42,7 +43,7 @@ export class RollupReader {
         const { dev, ino } = statSync(path);
         const first = files.get(`${dev}:${ino}`);
         if (first !== undefined) {
-          this.notes.push(`${path} is the same file as ${first}; read once.`);
+          this.notes.push({ kind: 'same-file', path, firstPath: first });
           db.close();
           continue;
         }
@@ -86,7 +87,7 @@ export class RollupReader {
       }
     });
     if (shared === 0) return undefined;
-    this.notes.push(`${shared} instance(s) appear in more than one file (a merged file and its inputs?); each is counted once, from the first file given that holds it (${paths[0]}, …).`);
+    this.notes.push({ kind: 'shared-instances', instances: shared, firstPath: paths[0]! });
     return perFile.map((instances, file) => instances.filter(({ instance }) => owner.get(instance) === file).map(({ id }) => id));
   }
 
@@ -132,7 +133,7 @@ export class RollupReader {
   }
 
   /** What the databases hold in all, whatever the window and patterns asked for. */
-  held(): { samples: number; firstMs: number | undefined; lastMs: number | undefined } {
+  held(): HeldData {
     let samples = 0;
     let firstMs: number | undefined;
     let lastMs: number | undefined;

@@ -1,8 +1,9 @@
 import type { Outcome } from '../record/sample.js';
 import { DenseHistogram } from '../store/histogram/histogram.js';
 import { addEncodedRollup, isReadableRollup } from '../store/histogram/codec.js';
-import { HOUR_MS, formatMs } from '../units.js';
+import { HOUR_MS } from '../units.js';
 import { MIN_SAMPLES_FOR_P99, upperBoundRank } from './confidence.js';
+import { patternHints, type Hint } from './hints.js';
 import type { HourRow } from './read-rollups.js';
 import { recommendTtl, type RecommendationPolicy } from './recommend.js';
 import { riskOf, type Risk } from './risk.js';
@@ -50,8 +51,8 @@ export interface PatternAnalysis {
   /** What the data needs before the floor and rounding: multiplier × p99, at least the p99's upper bound (ms). */
   neededMs: number;
   verdict: Verdict;
-  /** Readable notes: contention, few samples, expirations. */
-  hints: string[];
+  /** Notes beside the numbers (expirations, few samples, contention…), as data: `report/` words them. */
+  hints: Hint[];
   /** Waits are long or acquisitions give up (see {@link CONTENTION_WAIT_P99_MS}): the key is probably too broad. */
   contended: boolean;
   hourly: HourlyPoint[];
@@ -142,45 +143,22 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
 
   const verdict = verdictFor(ttl.currentMs, { expired: outcomes.expired, holdCount, recommendedTtlMs, neededMs, floorMs: policy.floorMs });
 
-  const hints: string[] = [];
-  if (outcomes.expired > 0) {
-    hints.push(`${outcomes.expired} lock(s) expired while the critical section still ran: another instance could enter.`);
-  }
-  if (holdCount < MIN_SAMPLES_FOR_P99) {
-    hints.push(`${holdCount} hold-time sample(s); ${MIN_SAMPLES_FOR_P99} are needed before p99 means anything at 95 % confidence.`);
-  }
   const notAcquiredRate = count > 0 ? outcomes.not_acquired / count : 0;
   const contended = waitP99Ms > CONTENTION_WAIT_P99_MS || notAcquiredRate > CONTENTION_NOT_ACQUIRED_RATE;
-  if (contended) {
-    hints.push(
-      `Contended: wait p99 ${formatMs(waitP99Ms)}, ${(notAcquiredRate * 100).toFixed(1)} % not acquired. ` +
-        'The key is probably too broad (one lock for everything); lock a finer key, e.g. per entity id.',
-    );
-  }
-  if (outcomes.lost > 0) {
-    hints.push(
-      `${outcomes.lost} lock(s) vanished before their TTL could have run out: deleted by someone else or lost by Redis ` +
-        '(a restart without persistence, a failover). Not a sign of a short TTL; fencing tokens protect against it.',
-    );
-  }
-  if (extended > 0) {
-    hints.push(
-      `${extended} lock(s) (${((extended / count) * 100).toFixed(1)} %) were extended while held, ${extensions} time(s) in all: ` +
-        'for them the TTL is not the hold budget, and a hold longer than the TTL was no expiration.',
-    );
-  }
-  if (wait.totalCount < count) {
-    hints.push(
-      wait.totalCount === 0
-        ? 'Wait times are unknown: these locks were seen by `ttl-advisor watch`, and Redis does not see a client wait or retry.'
-        : `Wait times are known for ${wait.totalCount} of ${count} locks: the others were seen by \`ttl-advisor watch\`, which does not see a client wait or retry.`,
-    );
-  }
-  if (ttl.minMs !== ttl.maxMs) {
-    // Close TTLs (4,998 ms and 5 s) would read alike rounded: then both in ms.
-    const [lo, hi] = formatMs(ttl.minMs) === formatMs(ttl.maxMs) ? [`${ttl.minMs} ms`, `${ttl.maxMs} ms`] : [formatMs(ttl.minMs), formatMs(ttl.maxMs)];
-    hints.push(`Several TTLs in use (${lo}–${hi}); the most common is compared.`);
-  }
+  const hints = patternHints({
+    count,
+    holdCount,
+    neededCount: MIN_SAMPLES_FOR_P99,
+    expired: outcomes.expired,
+    lost: outcomes.lost,
+    contended,
+    waitP99Ms,
+    notAcquiredRate,
+    waitCount: wait.totalCount,
+    extended,
+    extensions,
+    ttl,
+  });
 
   return {
     pattern,

@@ -2,6 +2,7 @@ import type { Analysis } from '../analyze/analyze.js';
 import type { CheckResult, CheckRow } from '../policy/check.js';
 import { formatCount, formatMs } from '../units.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
+import { warningSentences } from './hint-text.js';
 import { describeRun, markdownCode, markdownText } from './markdown.js';
 
 function change(row: CheckRow): string {
@@ -49,7 +50,7 @@ export function checkHeadline(result: CheckResult): string {
 export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): string {
   const lines = [checkHeadline(result), '', describeRun(analysis), ''];
   // The evidence rules: a short window, notes on the inputs. Findings, not failures.
-  for (const warning of analysis.warnings) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
+  for (const warning of warningSentences(analysis)) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
   if (result.rows.length > 0) {
     lines.push('| pattern | TTL | recommended | change | samples | p99 | expired | |', '|---|---:|---:|---:|---:|---:|---:|---|');
     for (const row of result.rows) {

@@ -4,6 +4,7 @@ import type { PatternAnalysis } from '../analyze/summarize.js';
 import { escapeHtml, printable } from '../text.js';
 import { formatCount, formatMs, formatTime } from '../units.js';
 import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
+import { hintSentences, warningSentences } from './hint-text.js';
 import { describeRun } from './markdown.js';
 import { riskSentences } from './risk-text.js';
 import { renderSvg } from './render-svg.js';
@@ -38,7 +39,7 @@ export async function renderHtml(analysis: Analysis): Promise<string> {
 <header>
 <h1>Lock TTLs from measured hold times</h1>
 <p class="run">${text(describeRun(analysis))}</p>
-${analysis.warnings.map((w) => `<p class="warning">⚠️ ${text(w)}</p>`).join('\n')}
+${warningSentences(analysis).map((w) => `<p class="warning">⚠️ ${text(w)}</p>`).join('\n')}
 </header>
 <main>
 ${analysis.patterns.length ? summaryTable(analysis) : '<p class="empty">No samples in this window yet. Wrap your locks with a recorder, let them run for a day or two, and run <code>ttl-advisor report</code> again.</p>'}
@@ -106,7 +107,7 @@ async function patternSection(p: PatternAnalysis, index: number, analysis: Analy
 <h2><span class="pattern">${text(p.pattern)}</span> ${badge(p)}</h2>
 <p class="formula">${formula(p, analysis)}</p>
 <p class="risk">${riskSentences(p).map(text).join(' ')}</p>
-${p.hints.length ? `<ul class="hints">${p.hints.map((h) => `<li>${text(h)}</li>`).join('')}</ul>` : ''}
+${p.hints.length ? `<ul class="hints">${hintSentences(p).map((h) => `<li>${text(h)}</li>`).join('')}</ul>` : ''}
 <dl>${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>
 <figure class="chart">${distribution}</figure>
 <figure class="chart">${hourly}</figure>

@@ -1,4 +1,5 @@
 import type { Analysis } from '../analyze/analyze.js';
+import { hintSentences, warningSentences } from './hint-text.js';
 
 /** Version of the JSON report's shape; bumped only on a breaking change. */
 export const JSON_REPORT_VERSION = 1;
@@ -16,7 +17,8 @@ export function renderJson(analysis: Analysis): string {
       : { from: null, to: null },
     policy: { ...analysis.policy },
     sources: analysis.sources,
-    warnings: analysis.warnings,
+    // Sentences, as the report has always carried them (worded in hint-text.ts).
+    warnings: warningSentences(analysis),
     patterns: analysis.patterns.map((p) => ({
       pattern: p.pattern,
       count: p.count,
@@ -41,7 +43,7 @@ export function renderJson(analysis: Analysis): string {
       extensions: p.extensions,
       firstAt: iso(p.firstMs),
       lastAt: iso(p.lastMs),
-      hints: p.hints,
+      hints: hintSentences(p),
       contended: p.contended,
       risk: {
         headroomP99: p.risk.headroom.p99 === null ? null : r3(p.risk.headroom.p99),

@@ -1,6 +1,7 @@
 import type { Analysis } from '../analyze/analyze.js';
 import { printable } from '../text.js';
 import { formatCount, formatMs, formatSpan, formatTime } from '../units.js';
+import { warningSentences } from './hint-text.js';
 import { riskSentences } from './risk-text.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 
@@ -35,7 +36,7 @@ export function describeRun(analysis: Analysis): string {
 /** The Markdown report: one table, worst first, short enough for a PR comment. */
 export function renderMarkdown(analysis: Analysis): string {
   const lines = [`### ttl-advisor: lock TTLs from measured hold times`, '', describeRun(analysis), ''];
-  for (const warning of analysis.warnings) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
+  for (const warning of warningSentences(analysis)) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
   if (analysis.patterns.length > 0) {
     lines.push('| pattern | samples | p99 | current TTL | recommended TTL | verdict |', '|---|---:|---:|---:|---:|---|');
     for (const p of analysis.patterns) {

@@ -99,13 +99,17 @@ describe('analyze', () => {
 
   it('flags the contended global lock and withholds p99 claims below 299 samples', () => {
     const global = byPattern(analysis.patterns, 'inventory:lock:global');
-    expect(global.hints.join(' ')).toMatch(/too broad/);
+    expect(global.hints).toContainEqual({ kind: 'contended', waitP99Ms: global.waitMs.p99, notAcquiredRate: global.outcomes.not_acquired / global.count });
     expect(global.outcomes.not_acquired).toBeGreaterThan(0);
     const mail = byPattern(analysis.patterns, 'mail:lock:user:{id}');
     expect(mail.holdCount).toBeLessThan(MIN_SAMPLES_FOR_P99);
     expect(mail.p99UpperBoundMs).toBeUndefined();
+    expect(mail.hints).toContainEqual({ kind: 'too-few-samples', holdCount: mail.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
     const order = byPattern(analysis.patterns, 'order:lock:product:{id}');
     expect(order.p99UpperBoundMs).toBeGreaterThanOrEqual(order.holdMs.p99);
+    // Control: a pattern with enough samples and no contention has neither hint.
+    expect(order.hints.map((h) => h.kind)).not.toContain('too-few-samples');
+    expect(order.hints.map((h) => h.kind)).not.toContain('contended');
   });
 
   it('has an hourly p99 series covering the two days', () => {
@@ -127,7 +131,8 @@ describe('analyze', () => {
     const holds = rawHoldTimes([demo], order.pattern, `ts_ms >= ${since} AND ts_ms < ${until}`);
     expect(order.holdCount).toBe(holds.length);
     expectClose(order.holdMs.p99, nearestRankExact(holds, 99));
-    expect(part.warnings.join(' ')).toMatch(/less than 24 h/);
+    expect(part.warnings).toEqual([{ kind: 'short-window', spanMs: part.window.toMs - part.window.fromMs }]);
+    expect(part.window.toMs - part.window.fromMs).toBeLessThan(86_400_000);
   });
 
   it('selects patterns by glob', () => {
@@ -164,7 +169,7 @@ describe('analyze', () => {
     const empty = buildDb(dir, 'empty.db', { hours: 0 });
     const result = analyze([empty]);
     expect(result.patterns).toEqual([]);
-    expect(result.warnings.join(' ')).toMatch(/No samples/);
+    expect(result.warnings).toEqual([{ kind: 'nothing-matched', held: { samples: 0, firstMs: undefined, lastMs: undefined } }]);
   });
 
   it('refuses missing, foreign and newer databases with a DatabaseError', () => {
@@ -190,7 +195,11 @@ describe('inputs counted once', () => {
     const single = analyze([db]);
     const twice = analyze([db, db, link]);
     expect(twice.patterns.map((p) => [p.pattern, p.count])).toEqual(single.patterns.map((p) => [p.pattern, p.count]));
-    expect(twice.warnings.filter((w) => /is the same file as/.test(w))).toHaveLength(2);
+    expect(twice.warnings.filter((w) => w.kind === 'same-file')).toEqual([
+      { kind: 'same-file', path: db, firstPath: db },
+      { kind: 'same-file', path: link, firstPath: db },
+    ]);
+    expect(single.warnings.filter((w) => w.kind === 'same-file')).toEqual([]);
   });
 
   it('a merged file and its inputs count each instance once', async () => {
@@ -203,10 +212,10 @@ describe('inputs counted once', () => {
     const expected = analyze([merged]).patterns.map((p) => [p.pattern, p.count, p.holdMs.p99]);
     const both = analyze([merged, a, b]);
     expect(both.patterns.map((p) => [p.pattern, p.count, p.holdMs.p99])).toEqual(expected);
-    expect(both.warnings.join(' ')).toMatch(/instance\(s\) appear in more than one file .* each is counted once/);
+    expect(both.warnings).toContainEqual({ kind: 'shared-instances', instances: expect.any(Number), firstPath: merged });
     // Control: files with different instances still add up.
     const sum = analyze([a, b]);
-    expect(sum.warnings.join(' ')).not.toMatch(/more than one file/);
+    expect(sum.warnings.map((w) => w.kind)).not.toContain('shared-instances');
     expect(sum.patterns.map((p) => [p.pattern, p.count])).toEqual(expected.map(([pattern, count]) => [pattern, count]));
   });
 });

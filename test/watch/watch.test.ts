@@ -7,6 +7,7 @@ import Redlock from 'redlock';
 import { Mutex } from 'redis-semaphore';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StreamCollector, analyze, renderJson, withLock, type PatternAnalysis } from '../../src/index.js';
+import { hintSentences } from '../../src/report/hint-text.js';
 import { startChild } from '../helpers/child.js';
 import { runCli } from '../helpers/cli.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
@@ -134,7 +135,8 @@ describe('ttl-advisor watch: clients in any language', () => {
     expect(all.every((p) => p.ttl.currentMs === 3000)).toBe(true);
     expect(all.every((p) => p.waitCount === 0)).toBe(true);
     // The report says the wait is unknown, not zero.
-    expect(all[0]!.hints).toContain('Wait times are unknown: these locks were seen by `ttl-advisor watch`, and Redis does not see a client wait or retry.');
+    expect(all[0]!.hints).toContainEqual({ kind: 'waits-unknown', waitCount: 0, count: all[0]!.count });
+    expect(hintSentences(all[0]!)).toContain('Wait times are unknown: these locks were seen by `ttl-advisor watch`, and Redis does not see a client wait or retry.');
     const json = JSON.parse(renderJson(analyze([db]))) as { patterns: { waitP50Ms: number | null; waitP99Ms: number | null }[] };
     expect(json.patterns.every((p) => p.waitP50Ms === null && p.waitP99Ms === null)).toBe(true);
   });

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { nothingMatched } from '../../analyze/analyze.js';
 import { ConfigError } from '../../errors.js';
+import { nothingMatchedText, warningSentences } from '../../report/hint-text.js';
 import { REPORT_FORMATS, type ReportFormat } from '../../report/index.js';
 import { writeReports } from '../../report/write-reports.js';
 import { addAnalysisOptions, runAnalysis, type AnalysisOptions } from '../args.js';
@@ -39,13 +39,13 @@ export function registerReport(program: Command, io: Io): void {
       if (analysis.held && analysis.held.samples > 0) {
         // The window or the patterns missed the data: earlier reports stay as they are.
         progress('');
-        throw new ConfigError(nothingMatched(analysis.held));
+        throw new ConfigError(nothingMatchedText(analysis.held));
       }
       progress(`rendering ${options.format.join(', ')} for ${analysis.patterns.length} pattern(s)…`);
       const written = await writeReports(analysis, options.format, options.out);
       progress('');
       if (options.quiet) return;
-      for (const warning of analysis.warnings) io.stderr(`warning: ${warning}\n`);
+      for (const warning of warningSentences(analysis)) io.stderr(`warning: ${warning}\n`);
       io.stdout(renderTable(analysis));
       io.stdout(`\nwrote ${written.join(', ')}\n`);
     });

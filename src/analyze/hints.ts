@@ -1,0 +1,73 @@
+/**
+ * What an analysis has to say beside its numbers, as data: each hint and
+ * warning names its kind and carries its figures. The sentences are written
+ * in one place, `report/hint-text.ts`, so that every report and the CLI word
+ * them alike and the analysis knows no presentation.
+ */
+
+/** A note on one pattern's data. */
+export type Hint =
+  /** Locks expired while the critical section still ran: another instance could enter. */
+  | { kind: 'expired'; expired: number }
+  /** Too few hold times for a p99 claim at 95 % confidence. */
+  | { kind: 'too-few-samples'; holdCount: number; neededCount: number }
+  /** Long waits or failed acquisitions: the key is probably too broad. `notAcquiredRate` is a fraction (0.029 = 2.9 %). */
+  | { kind: 'contended'; waitP99Ms: number; notAcquiredRate: number }
+  /** Locks that vanished before their TTL could have run out (deleted by someone else, lost by Redis). */
+  | { kind: 'lost'; lost: number }
+  /** Locks extended while held, out of `count` attempts: for them the TTL is not the hold budget. */
+  | { kind: 'extended'; extended: number; extensions: number; count: number }
+  /** Some locks were seen by `watch`, which sees no client wait: waits are known for `waitCount` of `count` (0: for none). */
+  | { kind: 'waits-unknown'; waitCount: number; count: number }
+  /** More than one TTL in use (ms); the most common is the one compared. */
+  | { kind: 'several-ttls'; minMs: number; maxMs: number };
+
+/** A note on the analysis as a whole: its inputs and its window. */
+export type AnalysisWarning =
+  /** A database given more than once (or through a link): read once. */
+  | { kind: 'same-file'; path: string; firstPath: string }
+  /** Instances whose rows are in more than one file (a merged file and its inputs): each counted once, from the first file. */
+  | { kind: 'shared-instances'; instances: number; firstPath: string }
+  /** Rollup rows that could not be decoded (a damaged file), left out; the patterns they belong to. */
+  | { kind: 'unreadable-rows'; rows: number; patterns: string[] }
+  /** The data spans less than a day: daily peaks may be missing. */
+  | { kind: 'short-window'; spanMs: number }
+  /** No pattern matched: what the databases hold in all. */
+  | { kind: 'nothing-matched'; held: HeldData };
+
+/** What the databases hold in all, whatever the window and patterns asked for. */
+export interface HeldData {
+  samples: number;
+  firstMs: number | undefined;
+  lastMs: number | undefined;
+}
+
+/** The figures of one pattern its hints are drawn from. */
+export interface HintFigures {
+  count: number;
+  holdCount: number;
+  /** Hold times needed for a p99 claim. */
+  neededCount: number;
+  expired: number;
+  lost: number;
+  contended: boolean;
+  waitP99Ms: number;
+  notAcquiredRate: number;
+  waitCount: number;
+  extended: number;
+  extensions: number;
+  ttl: { minMs: number; maxMs: number };
+}
+
+/** One pattern's hints, in the order reports list them: expirations first. */
+export function patternHints(f: HintFigures): Hint[] {
+  const hints: Hint[] = [];
+  if (f.expired > 0) hints.push({ kind: 'expired', expired: f.expired });
+  if (f.holdCount < f.neededCount) hints.push({ kind: 'too-few-samples', holdCount: f.holdCount, neededCount: f.neededCount });
+  if (f.contended) hints.push({ kind: 'contended', waitP99Ms: f.waitP99Ms, notAcquiredRate: f.notAcquiredRate });
+  if (f.lost > 0) hints.push({ kind: 'lost', lost: f.lost });
+  if (f.extended > 0) hints.push({ kind: 'extended', extended: f.extended, extensions: f.extensions, count: f.count });
+  if (f.waitCount < f.count) hints.push({ kind: 'waits-unknown', waitCount: f.waitCount, count: f.count });
+  if (f.ttl.minMs !== f.ttl.maxMs) hints.push({ kind: 'several-ttls', minMs: f.ttl.minMs, maxMs: f.ttl.maxMs });
+  return hints;
+}
