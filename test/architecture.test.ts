@@ -178,6 +178,11 @@ describe('architecture: the imports of src/', () => {
     expect(crossing.filter((e) => folderOf(e.to) === 'cli').map((e) => e.from)).toEqual([]);
   });
 
+  it('keeps each CLI command to itself: what commands share lives in cli/, not in another command', () => {
+    const between = edges.filter((e) => e.from.startsWith('cli/commands/') && e.to.startsWith('cli/commands/'));
+    expect(between.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
+  });
+
   it('keeps the leaf modules at src/ free of folders', () => {
     const leafImports = edges.filter((e) => folderOf(e.from) === '.' && folderOf(e.to) !== '.');
     expect(leafImports.map((e) => `${e.from} → ${e.to}`)).toEqual([]);

@@ -19,6 +19,25 @@ export const processIo: Io = {
   now: () => Date.now(),
 };
 
+/**
+ * Lines on stderr; progress updates in place on a terminal (one line that keeps
+ * changing) and as lines in a log. Any other line first ends the line in place.
+ */
+export function lineWriter(io: Pick<Io, 'stderr' | 'isTty'>): { line(text: string): void; progress(text: string): void } {
+  let inPlace = false;
+  return {
+    line(text) {
+      io.stderr(`${inPlace ? '\r\u001b[2K' : ''}${text}\n`);
+      inPlace = false;
+    },
+    progress(text) {
+      if (!io.isTty) return void io.stderr(`${text}\n`);
+      io.stderr(`\r\u001b[2K${text}`);
+      inPlace = true;
+    },
+  };
+}
+
 /** What a run ends with, set by the actions: 0 fine, 1 findings that need action. */
 export interface RunState {
   exitCode: number;

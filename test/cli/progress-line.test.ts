@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { lineWriter } from '../../src/cli/commands/collect.js';
+import { lineWriter } from '../../src/cli/io.js';
 
 function capture(isTty: boolean) {
   let text = '';
   return { io: { isTty, stderr: (chunk: string) => void (text += chunk) }, text: () => text };
 }
 
-describe("collect's progress line", () => {
+describe("the CLI's progress line (collect, watch)", () => {
   it('on a terminal: updated in place, and ended before any other line', () => {
     const out = capture(true);
     const say = lineWriter(out.io);

@@ -3,7 +3,7 @@ import { TtlAdvisorError } from '../../errors.js';
 import { defaultInstanceId } from '../../token.js';
 import { COLLECTOR_DEFAULTS, StreamCollector } from '../../fleet/collector.js';
 import { positiveNumber } from '../args.js';
-import type { Io } from '../io.js';
+import { lineWriter, type Io } from '../io.js';
 import { connectRedis, redactUrl, requireRedisUrl } from '../redis.js';
 
 interface CollectCommandOptions {
@@ -78,23 +78,4 @@ export function registerCollect(program: Command, io: Io): void {
         close();
       }
     });
-}
-
-/**
- * Lines on stderr; progress updates in place on a terminal (one line that keeps
- * changing) and as lines in a log. Any other line first ends the line in place.
- */
-export function lineWriter(io: Pick<Io, 'stderr' | 'isTty'>): { line(text: string): void; progress(text: string): void } {
-  let inPlace = false;
-  return {
-    line(text) {
-      io.stderr(`${inPlace ? '\r\u001b[2K' : ''}${text}\n`);
-      inPlace = false;
-    },
-    progress(text) {
-      if (!io.isTty) return void io.stderr(`${text}\n`);
-      io.stderr(`\r\u001b[2K${text}`);
-      inPlace = true;
-    },
-  };
 }

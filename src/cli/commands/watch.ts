@@ -7,9 +7,8 @@ import type { LockSample } from '../../sample/sample.js';
 import { SqliteRecorder } from '../../record/sqlite-recorder.js';
 import { KeyspaceWatcher, WATCH_DEFAULTS } from '../../watch/watcher.js';
 import { collect, positiveNumber } from '../args.js';
-import type { Io } from '../io.js';
+import { lineWriter, type Io } from '../io.js';
 import { connectRedis, parseRedisUrl, redactUrl, requireRedisUrl } from '../redis.js';
-import { lineWriter } from './collect.js';
 
 interface WatchCommandOptions {
   redis?: string;
