@@ -1,9 +1,9 @@
 import { globMatcher } from '../keys/glob.js';
-import { BUCKET_MS } from '../store/format.js';
+import { BUCKET_MS, type Db } from '../store/format.js';
 import { rollupValuesSql, type RollupValues } from '../store/rollup.js';
 import type { Statement } from 'better-sqlite3';
 import { statSync } from 'node:fs';
-import { openForReading, schemaVersionOf, type Db } from '../store/schema.js';
+import { openForReading, schemaVersionOf } from '../store/schema.js';
 import type { AnalysisWarning, HeldData } from './hints.js';
 
 /** One rollup row as the analyzer reads it: the hour bucket, then the values. */

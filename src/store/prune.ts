@@ -1,5 +1,4 @@
-import { BUCKET_MS } from './format.js';
-import type { Db } from './schema.js';
+import { BUCKET_MS, type Db } from './format.js';
 import { fileBytes } from './stats.js';
 
 /** What {@link pruneOlderThan} removed. */
