@@ -1,6 +1,7 @@
 import type { Analysis } from '../analyze/analyze.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
-import { formatSpan } from '../units.js';
+import type { PatternAnalysis } from '../analyze/summarize.js';
+import { formatMs, formatSpan } from '../units.js';
 import type { PolicyDocument, TtlPolicy } from './policy.js';
 
 /** Options of {@link applyRecommendations}. */
@@ -23,7 +24,8 @@ export interface SkippedChange {
   /** The TTL in the policy file; `undefined` for a pattern not in it. */
   fromMs: number | undefined;
   toMs: number;
-  reason: 'pinned' | 'too-few-samples' | 'short-window' | 'under-min-change';
+  /** `shared-entry`: the entry is shared (a template) with a pattern that needs a longer TTL. */
+  reason: 'pinned' | 'too-few-samples' | 'short-window' | 'under-min-change' | 'shared-entry';
   /** The reason in words, with its numbers. */
   detail: string;
 }
@@ -37,8 +39,10 @@ export const DEFAULT_APPLY_MIN_WINDOW_MS = 24 * 3_600_000;
  * order. A TTL moves only on evidence: at least 299 hold times (below that no
  * p99 claim holds at 95 %) spanning at least `minWindowMs`, and by at least
  * `minChangePercent`; every recommendation left out is returned with its
- * reason. Changes come in the file's order. Applying the result again to the
- * same data changes nothing.
+ * reason. Data patterns that share an entry (a template) give it the TTL the
+ * most demanding of them needs, judged on that pattern's evidence. Changes
+ * come in the file's order. Applying the result again to the same data
+ * changes nothing.
  */
 export function applyRecommendations(
   analysis: Analysis,
@@ -51,37 +55,35 @@ export function applyRecommendations(
   const changed = new Map<string, PolicyChange>();
   const skipped: SkippedChange[] = [];
   const added: [string, number][] = [];
-  for (const p of analysis.patterns) {
+  for (const [key, group] of byEntry(analysis, policy)) {
+    // An entry several data patterns resolve to (a template) has one TTL: the one the most demanding needs.
+    const p = group.reduce((a, b) => (b.recommendedTtlMs > a.recommendedTtlMs ? b : a));
     const found = policy.entryForPattern(p.pattern);
     const entry = found ? locks[found.pattern]! : undefined;
     const fromMs = entry?.ttlMs;
     const toMs = p.recommendedTtlMs;
-    if (fromMs === toMs) continue;
-    const skip = (reason: SkippedChange['reason'], detail: string) => skipped.push({ pattern: found?.pattern ?? p.pattern, fromMs, toMs, reason, detail });
-    if (entry?.pinned) {
-      skip('pinned', `pinned${entry.reason ? ` (${entry.reason})` : ''}`);
-      continue;
+    const skip = (reason: SkippedChange['reason'], detail: string, recommendedMs = toMs) => skipped.push({ pattern: key, fromMs, toMs: recommendedMs, reason, detail });
+    const pinned = `pinned${entry?.reason ? ` (${entry.reason})` : ''}`;
+    const decide = (): void => {
+      if (fromMs === toMs) return;
+      if (entry?.pinned) return skip('pinned', pinned);
+      if (p.holdCount < MIN_SAMPLES_FOR_P99) return skip('too-few-samples', `too few samples: ${p.holdCount} hold times, ${MIN_SAMPLES_FOR_P99} needed`);
+      const spanMs = p.lastMs - p.firstMs;
+      if (spanMs < minWindowMs) return skip('short-window', `short window: ${formatSpan(spanMs)} of data, --min-window is ${formatSpan(minWindowMs)}`);
+      if (!found || fromMs === undefined) return void added.push([p.pattern, toMs]);
+      const change = (Math.abs(toMs - fromMs) / fromMs) * 100;
+      if (change < minChange) return skip('under-min-change', `under --min-change: ${change.toFixed(1)} % < ${minChange} %`);
+      changed.set(found.pattern, { pattern: found.pattern, fromMs, toMs });
+      locks[found.pattern] = { ...entry!, ttlMs: toMs };
+    };
+    decide();
+    // The others' own recommendations are left out, and said so, unless the entry ends at theirs or kept it.
+    const endsWithMs = found ? locks[found.pattern]!.ttlMs : undefined;
+    for (const other of group) {
+      if (other === p || other.recommendedTtlMs === endsWithMs || other.recommendedTtlMs === fromMs) continue;
+      if (entry?.pinned) skip('pinned', pinned, other.recommendedTtlMs);
+      else skip('shared-entry', `${other.pattern} shares the entry with ${p.pattern}, which needs ${formatMs(toMs)}`, other.recommendedTtlMs);
     }
-    if (p.holdCount < MIN_SAMPLES_FOR_P99) {
-      skip('too-few-samples', `too few samples: ${p.holdCount} hold times, ${MIN_SAMPLES_FOR_P99} needed`);
-      continue;
-    }
-    const spanMs = p.lastMs - p.firstMs;
-    if (spanMs < minWindowMs) {
-      skip('short-window', `short window: ${formatSpan(spanMs)} of data, --min-window is ${formatSpan(minWindowMs)}`);
-      continue;
-    }
-    if (!found || fromMs === undefined) {
-      added.push([p.pattern, toMs]);
-      continue;
-    }
-    const change = (Math.abs(toMs - fromMs) / fromMs) * 100;
-    if (change < minChange) {
-      skip('under-min-change', `under --min-change: ${change.toFixed(1)} % < ${minChange} %`);
-      continue;
-    }
-    changed.set(found.pattern, { pattern: found.pattern, fromMs, toMs });
-    locks[found.pattern] = { ...entry!, ttlMs: toMs };
   }
   // In the file's order, then the new patterns in name order.
   const changes = Object.keys(policy.document.locks).flatMap((pattern) => changed.get(pattern) ?? []);
@@ -90,4 +92,16 @@ export function applyRecommendations(
     changes.push({ pattern, fromMs: undefined, toMs: ttlMs });
   }
   return { document: { ...policy.document, locks }, changes, skipped };
+}
+
+/** The data's patterns by the policy entry they resolve to (their own name when none), in the analysis' order. */
+function byEntry(analysis: Analysis, policy: TtlPolicy): Map<string, PatternAnalysis[]> {
+  const groups = new Map<string, PatternAnalysis[]>();
+  for (const p of analysis.patterns) {
+    const key = policy.entryForPattern(p.pattern)?.pattern ?? p.pattern;
+    const group = groups.get(key);
+    if (group) group.push(p);
+    else groups.set(key, [p]);
+  }
+  return groups;
 }

@@ -71,6 +71,45 @@ describe('apply: what it writes', () => {
     expect(again).toEqual({ document: first.document, changes: [], skipped: [] });
     expect(checkPolicy(analysis, new TtlPolicy(first.document), { strict: true }).exitCode).toBe(0);
   });
+
+  it('patterns that share a template entry get one TTL that covers them all (check passes after apply)', () => {
+    // Both data patterns match `job:lock:{name}`; the one that needs more comes first or last alike.
+    for (const order of [[4000, 100], [100, 4000]]) {
+      const analysis = analysisOf(order.map((p99Ms) => patternAnalysis(p99Ms > 1000 ? 'job:lock:{uuid}' : 'job:lock:{id}', { p99Ms })));
+      const policy = policyOf({ 'job:lock:{name}': { ttlMs: 5000 } });
+      const { document, changes, skipped } = applyRecommendations(analysis, policy);
+      expect(document.locks['job:lock:{name}']!.ttlMs).toBe(12_000);
+      expect(changes).toEqual([{ pattern: 'job:lock:{name}', fromMs: 5000, toMs: 12_000 }]);
+      // The lower recommendation is left out, and says why.
+      expect(skipped).toEqual([
+        {
+          pattern: 'job:lock:{name}',
+          fromMs: 5000,
+          toMs: 3000,
+          reason: 'shared-entry',
+          detail: 'job:lock:{id} shares the entry with job:lock:{uuid}, which needs 12 s',
+        },
+      ]);
+      expect(checkPolicy(analysis, new TtlPolicy(document)).exitCode).toBe(0);
+    }
+  });
+
+  it('a shared entry moves on the evidence of the pattern that needs most', () => {
+    // The demanding pattern has too few samples: the entry stays, even though the other's data would lower it.
+    const analysis = analysisOf([patternAnalysis('job:lock:{uuid}', { p99Ms: 4000, holdCount: 50 }), patternAnalysis('job:lock:{id}', { p99Ms: 100 })]);
+    const { changes, skipped } = applyRecommendations(analysis, policyOf({ 'job:lock:{name}': { ttlMs: 5000 } }));
+    expect(changes).toEqual([]);
+    expect(skipped.map((s) => [s.reason, s.toMs])).toEqual([
+      ['too-few-samples', 12_000],
+      ['shared-entry', 3000],
+    ]);
+    // Pinned, every pattern of the entry says so.
+    const pinned = applyRecommendations(analysis, policyOf({ 'job:lock:{name}': { ttlMs: 5000, pinned: true } }));
+    expect(pinned.skipped.map((s) => [s.reason, s.toMs])).toEqual([
+      ['pinned', 12_000],
+      ['pinned', 3000],
+    ]);
+  });
 });
 
 describe('apply: the evidence rules, each with its reason', () => {
