@@ -105,6 +105,11 @@ export class PolicyFileError extends ConfigError {
   }
 }
 
+/** `ttl-advisor watch` cannot run against this Redis as it is: notifications off and not to be set, no such server. */
+export class WatchError extends TtlAdvisorError {
+  override readonly name = 'WatchError';
+}
+
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

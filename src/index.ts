@@ -10,7 +10,9 @@
  * when an HTML report is first rendered.
  */
 
-// Errors
+// Everything a service needs in its hot path — errors, the lock, `instrument`, key patterns, the recorders,
+// the fleet sink, the policy loader — is the service entry's, re-exported: one module graph, so in CommonJS
+// as in ES modules `ttl-advisor` and `ttl-advisor/service` hand out the very same classes.
 export {
   TtlAdvisorError,
   LockNotAcquiredError,
@@ -19,41 +21,61 @@ export {
   ConfigError,
   DatabaseError,
   PolicyFileError,
-} from './errors.js';
+  RedisLock,
+  withLock,
+  LOCK_DEFAULTS,
+  instrument,
+  instrumentationOf,
+  INSTRUMENT_DEFAULTS,
+  patternOf,
+  MAX_PATTERN_LENGTH,
+  OVERFLOW_PATTERN,
+  OUTCOMES,
+  SqliteRecorder,
+  DEFAULT_DB_PATH,
+  SQLITE_RECORDER_DEFAULTS,
+  flushOnShutdown,
+  RedisStreamSink,
+  DEFAULT_STREAM,
+  STREAM_SINK_DEFAULTS,
+  loadTtlPolicy,
+  TtlPolicy,
+  DEFAULT_POLICY_PATH,
+  DEFAULT_POLICY_TTL_MS,
+} from './service.js';
+export type {
+  LockOptions,
+  RetryOptions,
+  LockLostEvent,
+  TtlSource,
+  LockClient,
+  IoredisLockClient,
+  NodeRedisLockClient,
+  InstrumentOptions,
+  Instrumentation,
+  InstrumentStats,
+  LockSample,
+  Outcome,
+  SampleRecorder,
+  RecorderStats,
+  SqliteRecorderOptions,
+  RecorderWarning,
+  FlushOnShutdownOptions,
+  ClosableRecorder,
+  RedisStreamSinkOptions,
+  StreamClient,
+  PolicyDocument,
+  PolicyEntry,
+  PolicyMatch,
+} from './service.js';
 
-// 1. The lock: where a sample is born
-export { RedisLock } from './lock/redis-lock.js';
-export { withLock } from './lock/with-lock.js';
-export { LOCK_DEFAULTS } from './lock/options.js';
-export type { LockOptions, RetryOptions, LockLostEvent, TtlSource } from './lock/options.js';
-export type { LockClient, IoredisLockClient, NodeRedisLockClient } from './lock/client.js';
-
-// 1b. The user's own locks (node-redlock, redis-semaphore, hand-written), read off their client's commands
-export { instrument, instrumentationOf, INSTRUMENT_DEFAULTS } from './instrument/instrument.js';
-export type { InstrumentOptions, Instrumentation, InstrumentStats } from './instrument/instrument.js';
-
-// 1c. No code at all: every lock in a Redis, from its keyspace notifications (`ttl-advisor watch`)
-export { KeyspaceWatcher, WatchError, WATCH_DEFAULTS } from './watch/watcher.js';
+// No code at all: every lock in a Redis, from its keyspace notifications (`ttl-advisor watch`)
+export { WatchError } from './errors.js';
+export { KeyspaceWatcher, WATCH_DEFAULTS } from './watch/watcher.js';
 export type { WatchOptions } from './watch/watcher.js';
 export type { WatchStats } from './watch/keyspace-tracker.js';
 
-// 2. Key patterns
-export { patternOf, MAX_PATTERN_LENGTH, OVERFLOW_PATTERN } from './keys/pattern.js';
-
-// 3. Recording, in the service
-export { OUTCOMES } from './sample/sample.js';
-export type { LockSample, Outcome, SampleRecorder, RecorderStats } from './sample/sample.js';
-export { SqliteRecorder } from './record/sqlite-recorder.js';
-export { DEFAULT_DB_PATH, SQLITE_RECORDER_DEFAULTS } from './record/recorder-options.js';
-export type { SqliteRecorderOptions } from './record/recorder-options.js';
-export type { RecorderWarning } from './sample/warn-once.js';
-export { flushOnShutdown } from './record/shutdown.js';
-export type { FlushOnShutdownOptions, ClosableRecorder } from './record/shutdown.js';
-
 // 4. A fleet: samples through a Redis stream to one collector
-export { RedisStreamSink, DEFAULT_STREAM, STREAM_SINK_DEFAULTS } from './fleet/stream-sink.js';
-export type { RedisStreamSinkOptions } from './fleet/stream-sink.js';
-export type { StreamClient } from './fleet/stream-client.js';
 export { StreamCollector, COLLECTOR_DEFAULTS } from './fleet/collector.js';
 export type { CollectorOptions, CollectorProgress } from './fleet/collector.js';
 
@@ -76,8 +98,7 @@ export { recommendTtl, DEFAULT_RECOMMENDATION_POLICY } from './analyze/recommend
 export type { RecommendationPolicy } from './analyze/recommend.js';
 
 // 7. The TTL policy file
-export { loadTtlPolicy, parsePolicy, formatPolicy, TtlPolicy, DEFAULT_POLICY_PATH, DEFAULT_POLICY_TTL_MS } from './policy/policy.js';
-export type { PolicyDocument, PolicyEntry, PolicyMatch } from './policy/policy.js';
+export { parsePolicy, formatPolicy } from './policy/policy.js';
 export { checkPolicy } from './policy/check.js';
 export type { CheckOptions, CheckResult, CheckRow } from './policy/check.js';
 export { applyRecommendations } from './policy/apply.js';

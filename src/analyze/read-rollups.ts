@@ -1,5 +1,6 @@
 import { globMatcher } from '../keys/glob.js';
-import { BUCKET_MS, type Db } from '../store/format.js';
+import type { Db } from '../store/db.js';
+import { BUCKET_MS } from '../store/format.js';
 import { rollupValuesSql, type RollupValues } from '../store/rollup.js';
 import type { Statement } from 'better-sqlite3';
 import { statSync } from 'node:fs';

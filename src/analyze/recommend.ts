@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js';
+import { numberOption } from '../validate.js';
 import { MAX_TTL_MS } from '../units.js';
 
 /** How a recommendation is computed: TTL = max(floor, multiplier × p99), rounded up to a whole step. */
@@ -42,8 +42,6 @@ export function recommendTtl(p99Ms: number, policy: RecommendationPolicy): numbe
 /** The largest multiplier taken: beyond it no recommendation is a TTL anyone would set. */
 export const MAX_MULTIPLIER = 1000;
 
-function check(name: string, value: unknown, ok: (v: number) => boolean, expected: string): void {
-  if (typeof value !== 'number' || !Number.isFinite(value) || !ok(value)) {
-    throw new ConfigError(`Expected \`${name}\` to be ${expected}, got \`${String(value)}\``);
-  }
+function check(name: string, value: unknown, ok: (v: number) => boolean, expectation: string): void {
+  numberOption(name, value, ok, expectation);
 }

@@ -1,4 +1,4 @@
-import type { Outcome } from '../record/sample.js';
+import type { Outcome } from '../sample/sample.js';
 import { DenseHistogram } from '../store/histogram/histogram.js';
 import { addEncodedRollup, isReadableRollup } from '../store/histogram/codec.js';
 import { HOUR_MS } from '../units.js';

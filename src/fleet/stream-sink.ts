@@ -1,58 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { withDeadline } from '../deadline.js';
-import { ConfigError } from '../errors.js';
 import { compileTemplates } from '../keys/pattern.js';
 import { Aggregator, FOLD } from '../record/aggregator.js';
-import { RAW_ROW_DEFAULTS, resolveRawRows, type RawRowOptions } from '../record/recorder-options.js';
 import type { LockSample, RecorderStats, SampleRecorder } from '../sample/sample.js';
-import { WarnOnce, type RecorderWarning } from '../sample/warn-once.js';
-import { defaultInstanceId } from '../token.js';
-import { positiveInteger } from '../validate.js';
+import { WarnOnce } from '../sample/warn-once.js';
+import { resolveSinkOptions, type RedisStreamSinkOptions, type ResolvedSinkOptions } from './sink-options.js';
 import { StreamBatcher, type SealedBatch } from './stream-batches.js';
 import { appendCommandOf, type AppendCommand, type StreamClient } from './stream-client.js';
-
-/** Options of {@link RedisStreamSink}. */
-export interface RedisStreamSinkOptions extends RawRowOptions {
-  /** The stream to append to. @default 'ttl-advisor:samples' */
-  stream?: string;
-  /** Identifies this process in the data. @default `${hostname}:${pid}` */
-  instance?: string;
-  /** How often a batch is sent (ms). @default 5000 */
-  flushIntervalMs?: number;
-  /** Approximate cap on the stream's length (`XADD … MAXLEN ~`), in entries. @default 100000 */
-  maxLen?: number;
-  /** Raw rows held in memory waiting for a send; beyond, raw rows are dropped and counted (`rawDropped`), never statistics. @default 50000 */
-  maxPendingRawRows?: number;
-  /** Batches kept while Redis is down or slow; beyond this the oldest are dropped and counted. @default 120 */
-  maxPendingBatches?: number;
-  /** Longest wait for one XADD reply (ms). @default 2000 */
-  commandTimeoutMs?: number;
-  /** How long `flush()` and `close()` wait for Redis to accept what is pending (ms); they never wait longer. @default 5000 */
-  flushTimeoutMs?: number;
-  /** Distinct patterns per process; more are sent as `{other}`. @default 1000 */
-  maxPatterns?: number;
-  /** Pattern templates, tried before the heuristics of `patternOf`. @default [] */
-  patterns?: readonly string[];
-  /** Called once per kind of failure. */
-  onWarning?: (warning: RecorderWarning) => void;
-}
-
-export const DEFAULT_STREAM = 'ttl-advisor:samples';
-
-/** Defaults of {@link RedisStreamSinkOptions}, frozen. */
-export const STREAM_SINK_DEFAULTS = Object.freeze({
-  stream: DEFAULT_STREAM,
-  flushIntervalMs: 5000,
-  maxLen: 100_000,
-  maxPendingRawRows: 50_000,
-  maxPendingBatches: 120,
-  commandTimeoutMs: 2000,
-  flushTimeoutMs: 5000,
-  maxPatterns: 1000,
-  ...RAW_ROW_DEFAULTS,
-});
-
 
 /**
  * Sends an instance's samples to a Redis stream, for a fleet: every service
@@ -72,10 +27,13 @@ export const STREAM_SINK_DEFAULTS = Object.freeze({
  * const sink = new RedisStreamSink(redis, { instance: `api-${process.env.POD_NAME}` });
  * await withLock(redis, key, work, { ttlMs: 10_000, recorder: sink });
  */
+export { DEFAULT_STREAM, STREAM_SINK_DEFAULTS } from './sink-options.js';
+export type { RedisStreamSinkOptions } from './sink-options.js';
+
 export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   readonly stream: string;
   readonly instance: string;
-  private readonly options: Record<Exclude<keyof typeof STREAM_SINK_DEFAULTS, 'stream'>, number>;
+  private readonly options: ResolvedSinkOptions;
   private readonly aggregator: Aggregator;
   private readonly batcher: StreamBatcher;
   private readonly send: AppendCommand;
@@ -98,34 +56,16 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   constructor(redis: StreamClient, options: RedisStreamSinkOptions = {}) {
     super();
     this.send = appendCommandOf(redis);
-    const d = STREAM_SINK_DEFAULTS;
-    const stream = options.stream ?? d.stream;
-    if (typeof stream !== 'string' || stream === '') {
-      throw new ConfigError(`Expected \`stream\` to be a non-empty string, got \`${String(options.stream)}\``);
-    }
-    const raw = resolveRawRows(options);
-    this.options = {
-      flushIntervalMs: positiveInteger('flushIntervalMs', options.flushIntervalMs, d.flushIntervalMs),
-      maxLen: positiveInteger('maxLen', options.maxLen, d.maxLen),
-      maxPendingRawRows: positiveInteger('maxPendingRawRows', options.maxPendingRawRows, d.maxPendingRawRows),
-      maxPendingBatches: positiveInteger('maxPendingBatches', options.maxPendingBatches, d.maxPendingBatches),
-      commandTimeoutMs: positiveInteger('commandTimeoutMs', options.commandTimeoutMs, d.commandTimeoutMs),
-      flushTimeoutMs: positiveInteger('flushTimeoutMs', options.flushTimeoutMs, d.flushTimeoutMs),
-      maxPatterns: positiveInteger('maxPatterns', options.maxPatterns, d.maxPatterns),
-      rawFailedPerHour: raw.budget.failed,
-      rawSlowestPerHour: raw.budget.slowest,
-      rawUniformPerHour: raw.budget.uniform,
-      rawSampleRate: raw.rawSampleRate,
-    };
-    this.stream = stream;
-    this.instance = options.instance ?? defaultInstanceId();
+    this.options = resolveSinkOptions(options);
+    this.stream = this.options.stream;
+    this.instance = this.options.instance;
     this.warnings = new WarnOnce(this, options.onWarning);
     this.aggregator = new Aggregator({
       instance: this.instance,
       templates: compileTemplates(options.patterns ?? []),
       maxPatterns: this.options.maxPatterns,
-      budget: raw.budget,
-      rawSampleRate: raw.rawSampleRate,
+      budget: this.options.budget,
+      rawSampleRate: this.options.rawSampleRate,
       maxPendingRawRows: this.options.maxPendingRawRows,
     });
     this.batcher = new StreamBatcher(randomUUID());

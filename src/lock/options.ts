@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js';
+import { expected, integerOption, nonEmptyString, optionalFunction, optionalString, optionsObject } from '../validate.js';
 import { MAX_PATTERN_LENGTH } from '../keys/pattern.js';
 import { safeRecorder } from '../sample/safe-recorder.js';
 import { truncate } from '../text.js';
@@ -129,34 +129,23 @@ export interface ResolvedLockOptions {
 
 /** Validates lock options at the boundary; throws {@link ConfigError} naming the option. */
 export function resolveLockOptions(options: LockOptions, key: string): ResolvedLockOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new ConfigError(`Expected lock options to be an object, got \`${String(options)}\``);
-  }
+  optionsObject('lock', options);
   let ttlMs: unknown = options.ttlMs;
   let pattern = options.pattern;
   if (ttlMs === undefined && options.policy !== undefined) {
-    if (typeof options.policy?.match !== 'function') throw new ConfigError('Expected `policy` to be a TtlPolicy (see loadTtlPolicy)');
+    if (typeof options.policy?.match !== 'function') throw expected('policy', 'a TtlPolicy (see loadTtlPolicy)', options.policy);
     const match = options.policy.match(key);
     ttlMs = match.ttlMs;
     pattern ??= match.pattern;
   }
   const retry = options.retry ?? LOCK_DEFAULTS.retry;
-  if (retry === null || typeof retry !== 'object') {
-    throw new ConfigError(`Expected \`retry\` to be an object, got \`${String(retry)}\``);
-  }
+  if (retry === null || typeof retry !== 'object') throw expected('retry', 'an object', retry);
   const recorder = options.recorder === undefined ? undefined : safeRecorder(options.recorder);
-  const onLockLost = options.onLockLost;
-  if (onLockLost !== undefined && typeof onLockLost !== 'function') {
-    throw new ConfigError(`Expected \`onLockLost\` to be a function, got \`${typeof onLockLost}\``);
-  }
-  if (pattern !== undefined && typeof pattern !== 'string') {
-    throw new ConfigError(`Expected \`pattern\` to be a string, got \`${typeof pattern}\``);
-  }
+  const onLockLost = optionalFunction('onLockLost', options.onLockLost);
+  optionalString('pattern', pattern);
   const validTtlMs = checkTtl(ttlMs);
   const signal = options.signal;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new ConfigError(`Expected \`signal\` to be an AbortSignal, got \`${String(signal)}\``);
-  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw expected('signal', 'an AbortSignal', signal);
   const autoExtendMs = autoExtendInterval(options.autoExtend, validTtlMs);
   return {
     ttlMs: validTtlMs,
@@ -188,7 +177,7 @@ function autoExtendInterval(value: unknown, ttlMs: number): number {
   if (value === undefined || value === false) return 0;
   if (value === true) return Math.max(1, Math.floor(ttlMs / 3));
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value >= ttlMs) {
-    throw new ConfigError(`Expected \`autoExtend\` to be true, false or an interval in ms from 1 to ttlMs − 1 (${ttlMs - 1}), got \`${String(value)}\``);
+    throw expected('autoExtend', `true, false or an interval in ms from 1 to ttlMs − 1 (${ttlMs - 1})`, value);
   }
   return value;
 }
@@ -198,25 +187,13 @@ export function checkTtl(ttlMs: unknown): number {
   return integerOption('ttlMs', ttlMs, undefined, 1, MAX_TTL_MS);
 }
 
-function integerOption(name: string, value: unknown, fallback: number | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined && fallback !== undefined) return fallback;
-  const shown = typeof value === 'string' ? `"${value}"` : String(value);
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new ConfigError(`Expected \`${name}\` to be an integer ≥ ${min}, got \`${shown}\``);
-  }
-  if (value > max) throw new ConfigError(`Expected \`${name}\` to be at most ${max}, got \`${shown}\``);
-  return value;
-}
-
 // Encoded once: options are resolved per lock, and the holder rarely changes.
 let defaultHolder: string | undefined;
 let lastHolder: [string, string] | undefined;
 
 function holderOption(holder: unknown): string {
   if (holder === undefined) return (defaultHolder ??= encodeHolder(defaultInstanceId()));
-  if (typeof holder !== 'string' || holder === '' || holder.length > 200) {
-    throw new ConfigError(`Expected \`holder\` to be a string of 1 to 200 characters, got \`${String(holder)}\``);
-  }
-  if (lastHolder?.[0] !== holder) lastHolder = [holder, encodeHolder(holder)];
+  const name = nonEmptyString('holder', holder, undefined, 200);
+  if (lastHolder?.[0] !== name) lastHolder = [name, encodeHolder(name)];
   return lastHolder[1];
 }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { CommandTimeoutError, sleep, withDeadline } from '../deadline.js';
 import { newToken } from '../token.js';
-import { LockLostError, LockNotAcquiredError, LockRedisError, TtlAdvisorError, type LockLossKind } from '../errors.js';
+import { ConfigError, LockLostError, LockNotAcquiredError, LockRedisError, TtlAdvisorError, type LockLossKind } from '../errors.js';
 import { TRUSTED_SAMPLE } from '../sample/check-sample.js';
 import { releaseOutcome } from '../sample/outcome.js';
 import type { LockSample, Outcome } from '../sample/sample.js';
@@ -57,7 +57,7 @@ export class RedisLock {
   constructor(redis: LockClient, key: string, options: LockOptions) {
     this.redis = lockCommandsOf(redis);
     if (typeof key !== 'string' || key === '') {
-      throw new TtlAdvisorError(`Expected the lock key to be a non-empty string, got \`${String(key)}\``);
+      throw new ConfigError(`Expected the lock key to be a non-empty string, got \`${String(key)}\``);
     }
     this.key = key;
     this.options = resolveLockOptions(options, key);

@@ -1,5 +1,4 @@
-import { ConfigError } from '../errors.js';
-import { fraction, nonNegativeInteger, positiveInteger } from '../validate.js';
+import { fraction, integerOption, nonEmptyString, nonNegativeInteger, optionsObject, positiveInteger } from '../validate.js';
 import type { RawBudget } from './raw-budget.js';
 import type { RecorderWarning } from '../sample/warn-once.js';
 import { defaultInstanceId } from '../token.js';
@@ -28,18 +27,14 @@ export function resolveRawRows(options: RawRowOptions): { budget: RawBudget; raw
   return {
     budget: {
       failed: nonNegativeInteger('rawFailedPerHour', options.rawFailedPerHour, d.rawFailedPerHour),
-      slowest: atMost(10_000, 'rawSlowestPerHour', nonNegativeInteger('rawSlowestPerHour', options.rawSlowestPerHour, d.rawSlowestPerHour)),
-      uniform: atMost(100_000, 'rawUniformPerHour', nonNegativeInteger('rawUniformPerHour', options.rawUniformPerHour, d.rawUniformPerHour)),
+      // Both are held in memory per active pattern-hour: bounded.
+      slowest: integerOption('rawSlowestPerHour', options.rawSlowestPerHour, d.rawSlowestPerHour, 0, 10_000),
+      uniform: integerOption('rawUniformPerHour', options.rawUniformPerHour, d.rawUniformPerHour, 0, 100_000),
     },
     rawSampleRate: fraction('rawSampleRate', options.rawSampleRate, d.rawSampleRate),
   };
 }
 
-// Both are held in memory per active pattern-hour.
-function atMost(limit: number, name: string, value: number): number {
-  if (value > limit) throw new ConfigError(`Expected \`${name}\` to be at most ${limit}, got \`${value}\``);
-  return value;
-}
 
 /** Options of {@link SqliteRecorder}. */
 export interface SqliteRecorderOptions extends RawRowOptions {
@@ -103,20 +98,11 @@ export interface ResolvedRecorderOptions {
 
 /** Validates recorder options at the boundary; throws {@link ConfigError} naming the option. */
 export function resolveRecorderOptions(options: SqliteRecorderOptions): ResolvedRecorderOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new ConfigError(`Expected SqliteRecorder options to be an object, got \`${String(options)}\``);
-  }
-  if (typeof options.path !== 'string' || options.path === '') {
-    throw new ConfigError(`Expected \`path\` to be a non-empty string, got \`${String(options.path)}\``);
-  }
-  const instance = options.instance ?? defaultInstanceId();
-  if (typeof instance !== 'string' || instance === '') {
-    throw new ConfigError(`Expected \`instance\` to be a non-empty string, got \`${String(options.instance)}\``);
-  }
+  optionsObject('SqliteRecorder', options);
   const d = SQLITE_RECORDER_DEFAULTS;
   return {
-    path: options.path,
-    instance,
+    path: nonEmptyString('path', options.path),
+    instance: options.instance === undefined ? defaultInstanceId() : nonEmptyString('instance', options.instance),
     flushIntervalMs: positiveInteger('flushIntervalMs', options.flushIntervalMs, d.flushIntervalMs),
     flushBatchSize: positiveInteger('flushBatchSize', options.flushBatchSize, d.flushBatchSize),
     maxPendingRawRows: positiveInteger('maxPendingRawRows', options.maxPendingRawRows, d.maxPendingRawRows),

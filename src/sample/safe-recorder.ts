@@ -31,7 +31,7 @@ function failed(recorder: SampleRecorder, error: unknown): void {
   if (n > 1) return;
   try {
     const name = (recorder as { constructor?: { name?: string } }).constructor?.name ?? 'recorder';
-    emitProcessWarning('recorder-failed', `a ${name}'s record() failed (${(error as Error)?.message ?? String(error)}); its failed samples are lost, counted in recorderFailures()`);
+    emitProcessWarning('recorder-failed', `${name === 'Object' ? 'a recorder' : `a ${name}`}'s record() failed (${(error as Error)?.message ?? String(error)}); its failed samples are lost, counted in recorderFailures()`);
   } catch {
     // ignored on purpose
   }

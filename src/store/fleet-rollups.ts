@@ -1,5 +1,5 @@
 import { ROLLUP_VALUE_COLUMNS, RollupSum, rollupValuesSql, type RollupValues } from './rollup.js';
-import type { Db } from './format.js';
+import type { Db } from './db.js';
 
 /**
  * Recomputes `fleet_rollups` (rollups summed over instances) from `rollups`.

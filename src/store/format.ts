@@ -1,14 +1,9 @@
-import type Database from 'better-sqlite3';
-
 /**
- * The constants of the samples file's format, and the type of an open file, in
- * a module of their own so that a program can know them without loading any of
- * the code that reads or writes the file (the type import loads nothing), and
- * so that every store module can name a database without importing schema.ts.
+ * The constants of the samples file's format, in a module of their own so that
+ * a program can know them without loading any of the code that reads or writes
+ * the file. (The type of an open file is in db.ts: this module is public, and
+ * its declarations must not need better-sqlite3's types.)
  */
-
-/** An open samples database. */
-export type Db = Database.Database;
 
 /** The version of the schema this code writes (`PRAGMA user_version`); see the migrations in `schema.ts`. */
 export const SCHEMA_VERSION = 6;

@@ -1,4 +1,5 @@
-import { BUCKET_MS, type Db } from './format.js';
+import type { Db } from './db.js';
+import { BUCKET_MS } from './format.js';
 import { fileBytes } from './stats.js';
 
 /** What {@link pruneOlderThan} removed. */

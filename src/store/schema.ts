@@ -3,7 +3,8 @@ import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { DatabaseError } from '../errors.js';
 import { rebuildFleetRollups } from './fleet-rollups.js';
-import { BUCKET_MS, SCHEMA_VERSION, type Db } from './format.js';
+import type { Db } from './db.js';
+import { BUCKET_MS, SCHEMA_VERSION } from './format.js';
 
 /**
  * The samples database. Its schema is public: users query it with the
@@ -155,7 +156,7 @@ const MIGRATIONS: readonly string[] = [
 ];
 
 // The type's home is format.ts; named here too for the modules that import it with the openers.
-export type { Db } from './format.js';
+export type { Db } from './db.js';
 
 // The native addon loads on the first database opened, not on import: a service
 // that only locks, or sends samples to a stream, never loads it.

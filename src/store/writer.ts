@@ -2,7 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { OVERFLOW_PATTERN } from '../keys/pattern.js';
 import type { DeltaBatch, FoldedRollup, RawRow } from './input.js';
 import { ROLLUP_VALUE_COLUMNS, RollupSum, rollupValuesSql, type RollupValues } from './rollup.js';
-import type { Db } from './format.js';
+import type { Db } from './db.js';
 
 export interface SampleWriterOptions {
   /** Whose counters {@link SampleWriter.apply} stores in `recorder_stats`. */

@@ -1,39 +1,11 @@
-import { TtlAdvisorError } from '../errors.js';
-import { compileTemplates } from '../keys/pattern.js';
-import { safeRecorder } from '../sample/safe-recorder.js';
-import type { SampleRecorder } from '../sample/sample.js';
+import { TtlAdvisorError, WatchError } from '../errors.js';
 import { KeyspaceTracker, type WatchStats } from './keyspace-tracker.js';
+import { resolveWatchOptions, type ResolvedWatchOptions, type WatchOptions } from './options.js';
+
+export { WATCH_DEFAULTS } from './options.js';
+export type { WatchOptions } from './options.js';
 import { missingClasses, notificationsOffMessage, withNeededClasses } from './notifications.js';
 import { RespConnection, nodeOfUrl, type NodeAddress, type Reply } from './resp.js';
-
-/** Options of {@link KeyspaceWatcher.start}. */
-export interface WatchOptions {
-  /** Any node of the Redis (or Cluster: every master is watched). */
-  url: string;
-  recorder: SampleRecorder | readonly SampleRecorder[];
-  /** Glob of the keys to watch (Redis PSUBSCRIBE syntax). @default '*lock*' */
-  match?: string;
-  /** Watch one database only. @default every database */
-  dbIndex?: number;
-  /** Pattern templates tried before the heuristics of `patternOf`. */
-  patterns?: readonly string[];
-  /** Which process recorded the samples. @default the recorder's */
-  instance?: string;
-  /** Set the missing notification classes, and restore the previous setting at `stop()`. @default false */
-  configure?: boolean;
-  /** Holds followed at once; beyond, dropped and counted. @default 100000 */
-  maxOpen?: number;
-  connectTimeoutMs?: number;
-  /** Something happened the operator should know: a node lost or back, the topology changed. */
-  onNotice?: (message: string) => void;
-}
-
-export const WATCH_DEFAULTS = Object.freeze({ match: '*lock*', maxOpen: 100_000, connectTimeoutMs: 5000 });
-
-/** `watch` cannot run against this Redis as it is: notifications off, no such server. */
-export class WatchError extends TtlAdvisorError {
-  override name = 'WatchError';
-}
 
 interface Node {
   readonly id: string;
@@ -63,19 +35,19 @@ export class KeyspaceWatcher {
   private poll: NodeJS.Timeout | undefined;
   private cluster = false;
 
-  private constructor(private readonly options: WatchOptions & { match: string; connectTimeoutMs: number }) {
+  private constructor(private readonly options: ResolvedWatchOptions) {
     this.tracker = new KeyspaceTracker({
-      recorder: safeRecorder(options.recorder),
-      templates: compileTemplates(options.patterns ?? []),
+      recorder: options.recorder,
+      templates: options.templates,
       instance: options.instance,
-      maxOpen: options.maxOpen ?? WATCH_DEFAULTS.maxOpen,
+      maxOpen: options.maxOpen,
       readTtl: (node, db, key) => this.readTtl(node, db, key),
     });
   }
 
   /** Connects to every master, checks (or sets) the notifications, subscribes; rejects with a {@link WatchError} saying why not. */
   static async start(options: WatchOptions): Promise<KeyspaceWatcher> {
-    const watcher = new KeyspaceWatcher({ ...options, match: options.match ?? WATCH_DEFAULTS.match, connectTimeoutMs: options.connectTimeoutMs ?? WATCH_DEFAULTS.connectTimeoutMs });
+    const watcher = new KeyspaceWatcher(resolveWatchOptions(options));
     try {
       await watcher.discover();
     } catch (error) {

@@ -169,7 +169,7 @@ describe.each(CLIENT_KINDS)('through %s', (kind) => {
     });
 
     it('validates options at the boundary', async () => {
-      await expect(RedisLock.acquire(redis, newKey(), { ttlMs: 0 })).rejects.toThrow('Expected `ttlMs` to be an integer ≥ 1, got `0`');
+      await expect(RedisLock.acquire(redis, newKey(), { ttlMs: 0 })).rejects.toThrow('Expected `ttlMs` to be a positive integer, got `0`');
       await expect(RedisLock.acquire(redis, newKey(), {} as never)).rejects.toBeInstanceOf(ConfigError);
       await expect(RedisLock.acquire(redis, newKey(), { ttlMs: 100, retry: { count: -1 } })).rejects.toThrow('`retry.count`');
     });

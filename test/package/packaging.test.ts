@@ -118,6 +118,35 @@ const [url, db] = process.argv.slice(2);
     expect(out).toEqual({ written: 20, dropped: 0, isError: true });
   });
 
+  it.each(['commonjs', 'module'])('the root and ttl-advisor/service are one copy from %s: the same classes, one view of instrumented clients', async (type) => {
+    const dir = join(home, `one-copy-${type}`);
+    write(join(dir, 'package.json'), { type });
+    const load =
+      type === 'module'
+        ? `import * as root from 'ttl-advisor';\nimport * as service from 'ttl-advisor/service';\nimport { Redis } from 'ioredis';`
+        : `const root = require('ttl-advisor');\nconst service = require('ttl-advisor/service');\nconst { Redis } = require('ioredis');`;
+    write(
+      join(dir, 'main.js'),
+      `${load}
+const client = new Redis(process.argv[2], { lazyConnect: true });
+root.instrument(client, { recorder: { record() {} } });
+let caught = false;
+try { new service.RedisLock(client, 'k', { ttlMs: -1 }); } catch (error) { caught = error instanceof root.TtlAdvisorError; }
+const names = Object.keys(service).filter((name) => typeof service[name] === 'function' || typeof service[name] === 'object');
+console.log(JSON.stringify({
+  sameExports: names.filter((name) => root[name] !== service[name]),
+  exported: names.length,
+  seenAcross: service.instrumentationOf(client) !== undefined,
+  errorAcross: caught,
+}));
+client.disconnect();`,
+    );
+    const out = JSON.parse(await node(dir, 'main.js', redisUrl));
+    // Every value the service entry exports is the root's very own (control: there are some).
+    expect(out).toEqual({ sameExports: [], exported: expect.any(Number), seenAcross: true, errorAcross: true });
+    expect(out.exported).toBeGreaterThan(20);
+  });
+
   it.each(['module', 'commonjs'])('type-checks in a strict %s TypeScript service without skipLibCheck', async (type) => {
     const dir = join(home, `ts-${type}`);
     write(join(dir, 'package.json'), { type });

@@ -17,7 +17,7 @@ describe('releaseOutcome: one rule for the lock and instrument', () => {
     ['failed', 50, 60, 'error', 'no answer while the TTL ran: a Redis failure'],
     ['failed', 105, 200, 'error', 'sent before the TTL had certainly run out: not certain, an error'],
     ['failed', 110, 200, 'expired', 'sent after the TTL had run out for certain: expired while held, whatever Redis did'],
-  ] as const)('%s, sent %d, answered %d → %s (%s)', (reply, sent, replied, outcome) => {
+  ] as const)('%s, sent %d, answered %d → %s (%s)', (reply, sent, replied, outcome, _why) => {
     expect(releaseOutcome(reply, sent, replied, MAY, CERTAIN)).toBe(outcome);
   });
 });
