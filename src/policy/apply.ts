@@ -62,7 +62,7 @@ export function applyRecommendations(
     const entry = found ? locks[found.pattern]! : undefined;
     const fromMs = entry?.ttlMs;
     const toMs = p.recommendedTtlMs;
-    const skip = (reason: SkippedChange['reason'], detail: string, recommendedMs = toMs) => skipped.push({ pattern: key, fromMs, toMs: recommendedMs, reason, detail });
+    const skip = (reason: SkippedChange['reason'], detail: string, recommendedMs = toMs): void => void skipped.push({ pattern: key, fromMs, toMs: recommendedMs, reason, detail });
     const pinned = `pinned${entry?.reason ? ` (${entry.reason})` : ''}`;
     const decide = (): void => {
       if (fromMs === toMs) return;
