@@ -1,49 +1,11 @@
 import { TtlAdvisorError } from '../errors.js';
 import type { RedisCommandClient } from '../redis-client.js';
-
-/**
- * A Redis URL with every credential hidden, for messages: the password of the
- * userinfo (up to the last `@`, since an unencoded `/` or `#` in a password
- * fools a URL parser), and credential-bearing query parameters such as
- * `?password=` (which ioredis honours). Works on text that does not parse.
- */
-export function redactUrl(url: string): string {
-  let text = String(url);
-  const start = text.indexOf('//');
-  const at = text.lastIndexOf('@');
-  if (start >= 0 && at > start) {
-    const userinfo = text.slice(start + 2, at);
-    const colon = userinfo.indexOf(':');
-    text = `${text.slice(0, start + 2)}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : '***'}${text.slice(at)}`;
-  }
-  return text.replace(/([?&;](?:password|pass|pwd|auth|token|secret)=)[^&;#]*/gi, '$1***');
-}
+import { connectionFailureText, nodeOfUrl, noAnswerText, redactUrl, type RedisUrlNode } from '../redis-url.js';
 
 /** The `--redis` URL, or a clear error when neither it nor REDIS_URL is given. */
 export function requireRedisUrl(url: string | undefined): string {
   if (!url) throw new TtlAdvisorError('Expected --redis <url> or the REDIS_URL environment variable');
   return url;
-}
-
-/**
- * A `redis://` or `rediss://` URL, or a clear error that never shows its password.
- * Checked before any client sees it: the clients parse URLs with Node's legacy
- * parser, whose warning about an invalid URL prints it whole, password included.
- */
-export function parseRedisUrl(url: string): URL {
-  const shown = redactUrl(url);
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new TtlAdvisorError(
-      `Invalid Redis URL ${shown}: expected redis://[user:password@]host[:port][/db] (rediss:// for TLS), with / # @ : percent-encoded in the user name and password`,
-    );
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new TtlAdvisorError(`Invalid Redis URL ${shown}: expected redis:// or rediss:// (TLS), got ${parsed.protocol}//`);
-  }
-  return parsed;
 }
 
 /** A connection the CLI opened, whichever client library made it. */
@@ -66,7 +28,7 @@ export async function connectRedis(
   { timeoutMs = CONNECT_TIMEOUT_MS, cancel }: { timeoutMs?: number; cancel?: AbortSignal } = {},
 ): Promise<Connection> {
   const shown = redactUrl(url);
-  const parsed = parseRedisUrl(url);
+  const node = nodeOfUrl(url);
   const ioredis = await import('ioredis').catch(() => undefined);
   const nodeRedis = ioredis ? undefined : await import('redis').catch(() => undefined);
   if (!ioredis && !nodeRedis) throw new TtlAdvisorError('This command needs a Redis client: npm install ioredis (or redis)');
@@ -75,11 +37,10 @@ export async function connectRedis(
   const abandon = new AbortController();
   const onCancel = () => abandon.abort(new TtlAdvisorError('stopped before Redis answered'));
   cancel?.addEventListener('abort', onCancel, { once: true });
-  const tlsHint = parsed.protocol === 'rediss:' ? ' (rediss:// speaks TLS: does the server?)' : '';
-  const timer = setTimeout(() => abandon.abort(new TtlAdvisorError(`Cannot connect to Redis at ${shown}: no answer within ${timeoutMs} ms${tlsHint}`)), timeoutMs);
+  const timer = setTimeout(() => abandon.abort(new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${noAnswerText(node, timeoutMs)}`)), timeoutMs);
   const connecting = ioredis
-    ? connectIoredis(ioredis, url, shown, purpose, abandon.signal)
-    : connectNodeRedis(nodeRedis!, url, shown, purpose, abandon.signal);
+    ? connectIoredis(ioredis, url, { shown, node }, purpose, abandon.signal)
+    : connectNodeRedis(nodeRedis!, url, { shown, node }, purpose, abandon.signal);
   const abandoned = new Promise<never>((_, reject) => abandon.signal.addEventListener('abort', () => reject(abandon.signal.reason), { once: true }));
   try {
     return await Promise.race([connecting, abandoned]);
@@ -94,7 +55,13 @@ export const CONNECT_TIMEOUT_MS = 5000;
 
 type IoredisModule = Pick<typeof import('ioredis'), 'Redis' | 'Cluster'>;
 
-async function connectIoredis(lib: IoredisModule, url: string, shown: string, purpose: Purpose, abandon: AbortSignal): Promise<Connection> {
+/** The URL as messages show it (no password), and the node it names. */
+interface Target {
+  shown: string;
+  node: RedisUrlNode;
+}
+
+async function connectIoredis(lib: IoredisModule, url: string, { shown, node }: Target, purpose: Purpose, abandon: AbortSignal): Promise<Connection> {
   const { Redis, Cluster } = lib;
   let redis: InstanceType<typeof Redis>;
   try {
@@ -114,7 +81,7 @@ async function connectIoredis(lib: IoredisModule, url: string, shown: string, pu
     if (purpose === 'follow' || !/cluster_enabled:1/.test(await redis.info('cluster'))) return { client: redis, close: () => hangUp(redis) };
   } catch (error) {
     hangUp(redis);
-    throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${whyNot(cause ?? error, url)}`);
+    throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${connectionFailureText(cause ?? error, node)}`);
   } finally {
     restore();
   }
@@ -140,7 +107,7 @@ function hangUp(redis: { disconnect(): void; stream?: { destroy?: () => void } }
 
 type NodeRedisModule = Pick<typeof import('redis'), 'createClient' | 'createCluster'>;
 
-async function connectNodeRedis(lib: NodeRedisModule, url: string, shown: string, purpose: Purpose, abandon: AbortSignal): Promise<Connection> {
+async function connectNodeRedis(lib: NodeRedisModule, url: string, { shown, node }: Target, purpose: Purpose, abandon: AbortSignal): Promise<Connection> {
   const client = lib.createClient({
     url,
     socket: purpose === 'follow' ? { reconnectStrategy: (retries) => Math.min(100 * retries, 2000) } : { reconnectStrategy: false, connectTimeout: 5000 },
@@ -153,7 +120,7 @@ async function connectNodeRedis(lib: NodeRedisModule, url: string, shown: string
     if (purpose === 'follow' || !/cluster_enabled:1/.test(await client.info('cluster'))) return { client, close: () => client.destroy() };
   } catch (error) {
     client.destroy();
-    throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${whyNot(cause ?? error, url)}`);
+    throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${connectionFailureText(cause ?? error, node)}`);
   }
   client.destroy();
   const cluster = lib.createCluster({ rootNodes: [{ url }] });
@@ -166,33 +133,6 @@ async function connectNodeRedis(lib: NodeRedisModule, url: string, shown: string
     throw new TtlAdvisorError(`Cannot connect to the Redis Cluster at ${shown}: ${(error as Error).message}`);
   }
   return { client: cluster, close: () => cluster.destroy() };
-}
-
-/** Why a connection failed, in words: the cause, never the client's generic "Connection is closed". */
-export function whyNot(error: unknown, url: string): string {
-  const e = error as { code?: string; message?: string; hostname?: string };
-  const message = String(e?.message ?? error);
-  const { hostname, port } = new URL(url);
-  const where = `${hostname}:${port || 6379}`;
-  switch (e?.code) {
-    case 'ECONNREFUSED':
-      return `connection refused: nothing listens at ${where}`;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `unknown host ${hostname}`;
-    case 'ETIMEDOUT':
-      return `connection to ${where} timed out`;
-    case 'ECONNRESET':
-    case 'EPIPE':
-      return `${where} closed the connection${url.startsWith('rediss:') ? ' (rediss:// speaks TLS: does the server?)' : ''}`;
-  }
-  if (/WRONGPASS|NOAUTH|invalid username-password|invalid password/i.test(message)) {
-    return 'authentication failed: check the user name and password in the URL';
-  }
-  if (/SSL|TLS|certificate|self.signed|wrong version number/i.test(message) || /^ERR_SSL|^ERR_TLS|CERT/.test(e?.code ?? '')) {
-    return `TLS handshake failed: ${message}`;
-  }
-  return message;
 }
 
 /**

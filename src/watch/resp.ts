@@ -1,5 +1,6 @@
 import { connect as connectTcp, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
+import { closedText, connectionFailureText, noAnswerText } from '../redis-url.js';
 
 /**
  * A minimal RESP2 connection to one Redis node, for `watch`: a subscriber must
@@ -118,19 +119,20 @@ export class RespConnection {
     let failure: Error | undefined;
     let opened = false;
     socket.on('error', (error: NodeJS.ErrnoException) => {
-      failure ??= error.code === 'ECONNREFUSED' ? new Error(`connection refused: nothing listens at ${node.host}:${node.port}`) : error;
+      failure ??= new Error(connectionFailureText(error, node), { cause: error });
     });
     // `onClose` is for a connection that was open: a failed open is the rejection below.
-    socket.on('close', () => connection.closeAll(failure ?? new Error(`${node.host}:${node.port} closed the connection`), opened ? options.onClose : undefined));
-    const timer = setTimeout(() => socket.destroy(new Error(`no answer from ${node.host}:${node.port} within ${options.timeoutMs} ms`)), options.timeoutMs);
+    socket.on('close', () => connection.closeAll(failure ?? new Error(closedText(node)), opened ? options.onClose : undefined));
+    const timer = setTimeout(() => socket.destroy(new Error(noAnswerText(node, options.timeoutMs))), options.timeoutMs);
     try {
       if (node.password !== undefined) {
         const auth = node.username ? ['AUTH', node.username, node.password] : ['AUTH', node.password];
         const reply = await connection.send(auth);
-        if (reply instanceof Error) throw new Error('authentication failed: check the user name and password in the URL');
+        if (reply instanceof Error) throw new Error(connectionFailureText(reply, node), { cause: reply });
       }
       const pong = await connection.send(['PING']);
-      if (pong instanceof Error) throw pong;
+      // A server that wants a password the URL lacks answers NOAUTH: worded as the CLI words it.
+      if (pong instanceof Error) throw new Error(connectionFailureText(pong, node), { cause: pong });
       opened = true;
       return connection;
     } catch (error) {
@@ -178,16 +180,5 @@ export class RespConnection {
 const PMESSAGE = Buffer.from('pmessage');
 const MESSAGE = Buffer.from('message');
 
-/** The node a `redis://` or `rediss://` URL names, with its credentials. */
-export function nodeOfUrl(url: string): NodeAddress & { db: number | undefined } {
-  const parsed = new URL(url);
-  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined;
-  return {
-    host: parsed.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
-    port: parsed.port ? Number(parsed.port) : 6379,
-    tls: parsed.protocol === 'rediss:',
-    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
-    password: parsed.password ? decodeURIComponent(parsed.password) : parsed.username ? undefined : (parsed.searchParams.get('password') ?? undefined),
-    db: db !== undefined && Number.isInteger(db) ? db : undefined,
-  };
-}
+// The watcher takes it from here, beside the connection; the URL rules are shared with the CLI (redis-url.ts).
+export { nodeOfUrl } from '../redis-url.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '../../src/cli/redis.js';
+import { redactUrl } from '../../src/redis-url.js';
 import { runCli } from '../helpers/cli.js';
 
 describe('Redis URLs in messages', () => {

@@ -4,7 +4,8 @@ import { defaultInstanceId } from '../../token.js';
 import { COLLECTOR_DEFAULTS, StreamCollector } from '../../fleet/collector.js';
 import { positiveNumber } from '../args.js';
 import { lineWriter, type Io } from '../io.js';
-import { connectRedis, redactUrl, requireRedisUrl } from '../redis.js';
+import { redactUrl } from '../../redis-url.js';
+import { connectRedis, requireRedisUrl } from '../redis.js';
 
 interface CollectCommandOptions {
   redis?: string;

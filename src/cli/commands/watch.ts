@@ -8,7 +8,8 @@ import { SqliteRecorder } from '../../record/sqlite-recorder.js';
 import { KeyspaceWatcher, WATCH_DEFAULTS } from '../../watch/watcher.js';
 import { collect, positiveNumber } from '../args.js';
 import { lineWriter, type Io } from '../io.js';
-import { connectRedis, parseRedisUrl, redactUrl, requireRedisUrl } from '../redis.js';
+import { parseRedisUrl, redactUrl } from '../../redis-url.js';
+import { connectRedis, requireRedisUrl } from '../redis.js';
 
 interface WatchCommandOptions {
   redis?: string;
