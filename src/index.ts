@@ -91,6 +91,7 @@ export type { DatabaseStats } from './store/stats.js';
 export { analyze } from './analyze/analyze.js';
 export type { Analysis, AnalyzeOptions } from './analyze/analyze.js';
 export type { PatternAnalysis, HourlyPoint } from './analyze/summarize.js';
+export type { Hint, AnalysisWarning } from './analyze/hints.js';
 export { MIN_SAMPLES_FOR_P99 } from './analyze/confidence.js';
 export { VERDICTS } from './analyze/verdict.js';
 export type { Verdict } from './analyze/verdict.js';
@@ -107,6 +108,7 @@ export type { ApplyOptions, PolicyChange } from './policy/apply.js';
 // 8. Reports
 export { renderJson } from './report/json.js';
 export { renderMarkdown } from './report/markdown.js';
+export { hintText, hintSentences, warningText } from './report/hint-text.js';
 export { REPORT_FORMATS } from './report/index.js';
 export type { ReportFormat } from './report/index.js';
 export { writeReports } from './report/write-reports.js';
