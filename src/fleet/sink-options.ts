@@ -16,7 +16,7 @@ export interface RedisStreamSinkOptions extends RawRowOptions {
   maxLen?: number;
   /** Raw rows held in memory waiting for a send; beyond, raw rows are dropped and counted (`rawDropped`), never statistics. @default 50000 */
   maxPendingRawRows?: number;
-  /** Batches kept while Redis is down or slow; beyond this the oldest are dropped and counted. @default 120 */
+  /** Stream entries waiting for Redis (while it is down or slow, or after one large seal); beyond this, entries of raw rows only are dropped first (`rawDropped`), an entry with statistics only when nothing else is left (`dropped`). @default 120 */
   maxPendingBatches?: number;
   /** Longest wait for one XADD reply (ms). @default 2000 */
   commandTimeoutMs?: number;

@@ -6,7 +6,7 @@ import { Aggregator, FOLD } from '../record/aggregator.js';
 import type { LockSample, RecorderStats, SampleRecorder } from '../sample/sample.js';
 import { WarnOnce } from '../sample/warn-once.js';
 import { resolveSinkOptions, type RedisStreamSinkOptions, type ResolvedSinkOptions } from './sink-options.js';
-import { StreamBatcher, type SealedBatch } from './stream-batches.js';
+import { StreamBatcher, carriesStatistics, encodeSealed, type SealedBatch } from './stream-batches.js';
 import { appendCommandOf, type AppendCommand, type StreamClient } from './stream-client.js';
 
 /**
@@ -185,17 +185,36 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     const said = `${counters.recorded}:${counters.dropped}:${counters.rawDropped}`;
     if (sealed.length === 0 && said !== this.countersSent && this.recorded > 0) sealed.push({ instance: this.instance, rollups: [], raw: [] });
     this.countersSent = said;
-    const { batches, lost, rawLost } = this.batcher.entries(sealed, counters, this.instance);
-    if (lost > 0 || rawLost > 0) {
-      this.dropped += lost;
-      this.rawDropped += rawLost;
-      this.warnings.warn('write-failed', `Could not encode a batch of ${lost} samples for the stream; dropped`);
-    }
-    for (const entry of batches) {
+    for (const entry of this.batcher.entries(sealed, counters, this.instance)) {
       this.pending.push(entry);
       this.pendingSamples += entry.samples;
     }
-    while (this.pending.length > this.options.maxPendingBatches) {
+    this.trimPending();
+  }
+
+  /**
+   * Keeps at most `maxPendingBatches` entries. Raw rows go before statistics,
+   * the newest raw-only entries first: one seal of many large keys splits into
+   * more entries than the cap even while Redis is healthy, and dropping the
+   * oldest entry dropped the one that carries the rollups. An entry with
+   * statistics goes only when nothing else is left to drop.
+   */
+  private trimPending(): void {
+    let excess = this.pending.length - this.options.maxPendingBatches;
+    if (excess <= 0) return;
+    let rows = 0;
+    for (let i = this.pending.length - 1; i >= 0 && excess > 0; i--) {
+      const entry = this.pending[i]!;
+      if (carriesStatistics(entry)) continue;
+      this.pending.splice(i, 1);
+      rows += entry.batch.raw.length;
+      excess--;
+    }
+    if (rows > 0) {
+      this.rawDropped += rows;
+      this.warnings.warn('buffer-full', `More stream entries wait than maxPendingBatches (${this.options.maxPendingBatches}); dropped ${rows} raw rows — the rollups still count every lock`);
+    }
+    for (; excess > 0; excess--) {
       const oldest = this.pending.shift()!;
       this.pendingSamples -= oldest.samples;
       this.dropped += oldest.samples;
@@ -207,9 +226,21 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   private async sendPending(): Promise<void> {
     while (this.pending.length > 0) {
       const next = this.pending[0]!;
+      let fields: string[];
+      try {
+        fields = encodeSealed(next);
+      } catch {
+        // Never expected (raw rows are split to stay far below V8's string limit); counted, never thrown.
+        this.pending.shift();
+        this.pendingSamples -= next.samples;
+        this.dropped += next.samples;
+        this.rawDropped += next.batch.raw.length;
+        this.warnings.warn('write-failed', `Could not encode a batch of ${next.samples} samples for the stream; dropped`);
+        continue;
+      }
       let accepted = true;
       try {
-        await withDeadline(this.send(this.stream, this.options.maxLen, next.fields), this.options.commandTimeoutMs);
+        await withDeadline(this.send(this.stream, this.options.maxLen, fields), this.options.commandTimeoutMs);
       } catch (error) {
         accepted = false;
         this.warnings.warn('write-failed', `Cannot send samples to Redis stream ${this.stream}: ${(error as Error).message}`, error);
