@@ -5,6 +5,7 @@ import { DatabaseError } from '../errors.js';
 import { rebuildFleetRollups } from './fleet-rollups.js';
 import type { Db } from './db.js';
 import { BUCKET_MS, SCHEMA_VERSION } from './format.js';
+import { identifySamplesDatabase } from './identify.js';
 
 /**
  * The samples database. Its schema is public: users query it with the
@@ -174,8 +175,26 @@ export function schemaDdlUpTo(version: number): string {
   return MIGRATIONS.slice(0, version).join('\n');
 }
 
-/** Opens (creating if needed) a samples database for writing and brings its schema up to date. */
+/**
+ * Opens (creating if needed) a samples database for writing and brings its
+ * schema up to date. An existing file is identified first, by a connection
+ * that changes nothing: a file that is not SQLite, damaged, of a newer schema,
+ * or another application's is refused with a {@link DatabaseError} and left
+ * byte for byte as it was (switching the journal to WAL, the first change,
+ * used to come before the check).
+ */
 export function openForWriting(path: string, busyTimeoutMs: number): Db {
+  if (existsSync(path)) {
+    if (statSync(path).isDirectory()) throw new DatabaseError(path, `${path} is a directory, not a samples database`);
+    if (statSync(path).size > 0) {
+      const probe = openChecked(path, busyTimeoutMs);
+      try {
+        identifySamplesDatabase(probe, path);
+      } finally {
+        probe.close();
+      }
+    }
+  }
   const db = openDatabase(path, { timeout: busyTimeoutMs });
   try {
     // A new file gives pages freed by \`prune\` back to the disk (\`PRAGMA incremental_vacuum\`);
@@ -200,10 +219,10 @@ export function openForWriting(path: string, busyTimeoutMs: number): Db {
  * them; when they exist, another connection owns them, and a read-only
  * connection changes nothing. A file that may not be written is opened read-only.
  */
-function openQuietly(path: string): Db {
+function openQuietly(path: string, busyTimeoutMs = 5000): Db {
   if (!existsSync(`${path}-wal`) && !existsSync(`${path}-shm`)) {
     try {
-      const db = openDatabase(path, { fileMustExist: true });
+      const db = openDatabase(path, { fileMustExist: true, timeout: busyTimeoutMs });
       db.pragma('query_only = ON');
       return db;
     } catch (error) {
@@ -211,7 +230,7 @@ function openQuietly(path: string): Db {
       if (!/^SQLITE_(CANTOPEN|READONLY|PERM|AUTH)/.test(code)) throw error;
     }
   }
-  return openDatabase(path, { readonly: true, fileMustExist: true });
+  return openDatabase(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
 }
 
 /** The schema version of an open database (`PRAGMA user_version`). */
@@ -226,30 +245,25 @@ export function schemaVersionOf(db: Db): number {
 export function openForReading(path: string): Db {
   if (!existsSync(path)) throw new DatabaseError(path, `No samples database at ${path}`);
   if (statSync(path).isDirectory()) throw new DatabaseError(path, `${path} is a directory, not a samples database`);
-  let db: Db;
+  const db = openChecked(path);
   try {
-    db = openQuietly(path);
-  } catch (error) {
-    throw new DatabaseError(path, `Cannot open ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  try {
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      throw new DatabaseError(
-        path,
-        `${path} has schema version ${version}, newer than this ttl-advisor understands (${SCHEMA_VERSION}); upgrade ttl-advisor`,
-      );
-    }
-    if (version < 1) throw new DatabaseError(path, `${path} is not a ttl-advisor samples database`);
     // Older versions are read as they are (readers only use what every version has, or check);
     // a recorder of this version migrates the file when it next writes to it.
+    if (identifySamplesDatabase(db, path) < 1) throw new DatabaseError(path, `${path} is not a ttl-advisor samples database`);
     return db;
   } catch (error) {
     db.close();
-    if (error instanceof DatabaseError) throw error;
-    throw new DatabaseError(path, `${path} is not a readable SQLite database: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw error;
+  }
+}
+
+/** {@link openQuietly}, with a failure to open as a {@link DatabaseError} (a busy file's error passes as it is, to be retried). */
+function openChecked(path: string, busyTimeoutMs?: number): Db {
+  try {
+    return openQuietly(path, busyTimeoutMs);
+  } catch (error) {
+    if (/^SQLITE_(BUSY|LOCKED)/.test((error as { code?: string }).code ?? '')) throw error;
+    throw new DatabaseError(path, `Cannot open ${path}: ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -260,7 +274,7 @@ function migrate(db: Db, path: string): void {
     if (version > SCHEMA_VERSION) {
       throw new DatabaseError(
         path,
-        `${path} has schema version ${version}, newer than this ttl-advisor understands (${SCHEMA_VERSION})`,
+        `${path} has schema version ${version}, newer than this ttl-advisor understands (${SCHEMA_VERSION}); upgrade ttl-advisor`,
       );
     }
     for (let v = version; v < SCHEMA_VERSION; v++) {
