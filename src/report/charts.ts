@@ -112,22 +112,40 @@ export function distributionSpec(p: PatternAnalysis): TopLevelSpec {
 }
 
 /**
+ * The hourly chart shows at most the latest this many hours. One row decades
+ * before the rest (a timestamp in seconds, already in a file) stretched it
+ * over 56 years of hours: a report took 31 s and 1.4 GB.
+ */
+export const MAX_CHART_HOURS = 62 * 24;
+
+/**
  * p99 and the longest hold per hour, against the current and the recommended
  * TTL: how close each hour came. Hours without data are gaps, not bridged by a
  * line; the hour axis is labelled every six hours at most; the y axis is
- * logarithmic so a 140 ms p99 under a 5 min TTL still reads.
+ * logarithmic so a 140 ms p99 under a 5 min TTL still reads. At most
+ * {@link MAX_CHART_HOURS} hours, the latest, whatever the span of the data.
  */
 export function hourlySpec(p: PatternAnalysis): TopLevelSpec {
   const HOUR = 3_600_000;
-  const byHour = new Map(p.hourly.map((h) => [h.hourStartMs, h]));
-  const first = p.hourly[0]?.hourStartMs ?? 0;
-  const last = p.hourly.at(-1)?.hourStartMs ?? 0;
+  const newest = p.hourly.at(-1)?.hourStartMs ?? 0;
+  const shown = p.hourly.filter((h) => h.hourStartMs > newest - MAX_CHART_HOURS * HOUR);
+  const byHour = new Map(shown.map((h) => [h.hourStartMs, h]));
+  const first = shown[0]?.hourStartMs ?? 0;
   const values: { hour: number; series: string; ms: number | null }[] = [];
-  for (let hour = first; hour <= last && p.hourly.length > 0; hour += HOUR) {
+  for (let hour = first; hour <= newest && shown.length > 0; hour += HOUR) {
     const h = byHour.get(hour);
     values.push({ hour, series: 'p99', ms: h ? Math.max(h.p99Ms, 0.001) : null });
     values.push({ hour, series: 'longest hold', ms: h ? Math.max(h.maxMs, 0.001) : null });
   }
+  const spanHours = (newest - first) / HOUR;
+  const ticks =
+    spanHours <= 4 * 24
+      ? { tickCount: { interval: 'hours', step: 6 }, format: '%b %d %H:00' }
+      : { tickCount: { interval: spanHours <= 21 * 24 ? 'date' : 'week', step: 1 }, format: '%b %d' };
+  const hidden = p.hourly.length - shown.length;
+  const title = hidden > 0
+    ? `Hold time per hour (UTC) against the TTL: the last ${MAX_CHART_HOURS / 24} days (${hidden} earlier ${hidden === 1 ? 'hour' : 'hours'} with data not shown)`
+    : 'Hold time per hour (UTC) against the TTL';
   const lines = [
     { name: `current TTL ${formatMs(p.ttl.currentMs)}`, ms: Math.max(p.ttl.currentMs, 0.001), color: VERDICT_COLOR[p.verdict], dash: [] as number[] },
     { name: `recommended ${formatMs(p.recommendedTtlMs)}`, ms: p.recommendedTtlMs, color: '#2e7d32', dash: [8, 3] },
@@ -146,7 +164,7 @@ export function hourlySpec(p: PatternAnalysis): TopLevelSpec {
     ...base,
     width: WIDTH,
     height: 160,
-    title: { text: 'Hold time per hour (UTC) against the TTL', anchor: 'start', fontSize: 12 },
+    title: { text: title, anchor: 'start', fontSize: 12 },
     layer: [
       {
         data: { values },
@@ -159,7 +177,7 @@ export function hourlySpec(p: PatternAnalysis): TopLevelSpec {
             type: 'temporal',
             title: null,
             scale: { type: 'utc' },
-            axis: { format: '%b %d %H:00', tickCount: { interval: 'hours', step: 6 }, labelAngle: 0 },
+            axis: { ...ticks, labelAngle: 0 },
           },
           y: { ...y, field: 'ms' },
           color,

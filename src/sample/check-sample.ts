@@ -6,8 +6,13 @@ import { OUTCOME_CODE } from './sample.js';
  * corrupt the pattern-hour's rollup and every report that reads it.
  */
 export const SAMPLE_LIMITS = Object.freeze({
-  /** Epoch ms: below 2^47 (the year 6429). Nanosecond and microsecond timestamps are far above. */
-  maxAtMs: 2 ** 47,
+  /**
+   * Epoch ms from 2000-01-01: a timestamp in seconds (`Date.now() / 1000`) is
+   * in January 1970, and one such row made a report chart 56 years hour by hour.
+   */
+  minAtMs: Date.UTC(2000, 0, 1),
+  /** How far past the clock `at` may be (ms): one day of clock skew between hosts. Nanosecond and microsecond timestamps are far above. */
+  maxAtAheadMs: 24 * 60 * 60 * 1000,
   /** Hold and wait times (ms): the histograms' range, about 4.4 years. */
   maxDurationMs: (2 ** 47 - 1) / 1000,
   /** TTLs (ms): about 35 years. */
@@ -37,7 +42,7 @@ export function refusalOf(
   if (typeof key !== 'string' || key === '') return 'a sample needs a non-empty string `key`';
   if (typeof outcome !== 'string' || !Object.hasOwn(OUTCOME_CODE, outcome)) return `unknown \`outcome\` ${JSON.stringify(String(outcome))}`;
   const L = SAMPLE_LIMITS;
-  if (!inRange(at, 0, L.maxAtMs)) return `\`at\` must be epoch milliseconds, got ${String(at)}`;
+  if (!inRange(at, L.minAtMs, Date.now() + L.maxAtAheadMs)) return atRefusal(at);
   if (holdMs !== undefined && holdMs !== null && !inRange(holdMs, 0, L.maxDurationMs)) return `\`holdMs\` out of range: ${String(holdMs)}`;
   if (waitMs !== undefined && waitMs !== null && !inRange(waitMs, 0, L.maxDurationMs)) return `\`waitMs\` out of range: ${String(waitMs)}`;
   if (!inRange(ttlMs, 0, L.maxTtlMs)) return `\`ttlMs\` out of range: ${String(ttlMs)}`;
@@ -64,6 +69,12 @@ export function isTrustedSample(sample: object): boolean {
  */
 export const TRUSTED_SAMPLE: unique symbol = Symbol.for('ttl-advisor.lock-sample') as never;
 const TRUSTED = TRUSTED_SAMPLE;
+
+/** Says what a refused `at` looks like: seconds, microseconds or nanoseconds are the usual mistakes. */
+function atRefusal(at: unknown): string {
+  const unit = typeof at !== 'number' || !Number.isFinite(at) || at <= 0 ? '' : at < 1e11 ? ' (seconds? `at` is Date.now(), in ms)' : at > 1e14 ? ' (micro- or nanoseconds? `at` is in ms)' : '';
+  return `\`at\` must be epoch milliseconds from 2000-01-01 to a day from now, got ${String(at)}${unit}`;
+}
 
 function inRange(value: unknown, min: number, max: number): value is number {
   return typeof value === 'number' && value >= min && value <= max;
