@@ -72,23 +72,41 @@ const MAX_AWAITING_PATTERNS = 1000;
 const MAX_AWAITING_PER_PATTERN = 1000;
 
 /**
+ * The most the rounding in {@link likelyTtl} may add to PTTL's answer: 2 % of
+ * it, and 3 ms below 150 ms. The time PTTL's answer took bounds how stale the
+ * answer can be, but on a loaded host it can be many times a short TTL, and the
+ * roundest value in a wide range is a power of ten: a 100 ms lock would be read
+ * as 1,000 ms. The trip from the SET to the PTTL is well under a millisecond on
+ * a healthy network and a few when Redis or this process is busy, so 3 ms keeps
+ * the usual allowance for short TTLs (a 100 ms TTL answered as 97 is still 100).
+ * 2 % is ten times what the notification's unseen trip is allowed (0.2 %), so
+ * a stall of hundreds of ms still rounds a TTL of tens of seconds, while a TTL
+ * that is not round is never read more than 2 % high. A longer stall reads the
+ * TTL low by what exceeds the cap (10,000 answered as 9,703 is recorded as
+ * 9,800), never ten times too high.
+ */
+export function roundingSlackCapMs(remainingMs: number): number {
+  return Math.max(MIN_ROUNDING_SLACK_MS, remainingMs * MAX_ROUNDING_SLACK_FRACTION);
+}
+
+const MAX_ROUNDING_SLACK_FRACTION = 0.02;
+const MIN_ROUNDING_SLACK_MS = 3;
+
+/**
  * The TTL a client most likely set, from PTTL's answer `remainingMs` read at
  * most `slackMs` after the SET ran: the "roundest" value (most trailing zeros)
  * in [remaining, remaining + slack], the smallest among equals — 10000 from
- * 9999, 150 from 149, 1234 from 1234.
+ * 9999, 150 from 149, 1234 from 1234. The slack is capped by
+ * {@link roundingSlackCapMs}.
  */
 export function likelyTtl(remainingMs: number, slackMs: number): number {
-  let best = remainingMs;
-  let bestZeros = -1;
-  for (let v = remainingMs; v <= remainingMs + Math.max(0, Math.ceil(slackMs)); v++) {
-    let zeros = 0;
-    for (let x = v; x > 0 && x % 10 === 0; x /= 10) zeros++;
-    if (zeros > bestZeros) {
-      best = v;
-      bestZeros = zeros;
-    }
+  const upTo = remainingMs + Math.min(Math.ceil(Math.max(0, slackMs)), Math.floor(roundingSlackCapMs(remainingMs)));
+  // The largest power of ten with a multiple in range; its smallest multiple there has the most zeros.
+  for (let p = 10 ** (Math.floor(Math.log10(Math.max(1, upTo))) + 1); p >= 10; p /= 10) {
+    const multiple = Math.ceil(Math.max(1, remainingMs) / p) * p;
+    if (multiple <= upTo) return multiple;
   }
-  return best;
+  return remainingMs;
 }
 
 export class KeyspaceTracker {
