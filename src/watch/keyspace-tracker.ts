@@ -23,7 +23,9 @@ interface Open {
   readonly id: string;
   readonly node: string;
   readonly db: number;
+  /** The key as shown (UTF-8, invalid bytes replaced) and its exact bytes, which PTTL needs. */
   readonly key: string;
+  readonly keyBytes: Buffer;
   readonly setMs: number;
   readonly at: number;
   /** The TTL the lock was taken with; `undefined` until PTTL answered. */
@@ -63,8 +65,8 @@ export interface KeyspaceTrackerOptions {
   templates: readonly CompiledTemplate[];
   instance: string | undefined;
   maxOpen: number;
-  /** Reads a key's PTTL on the node it lives on: the reply and when it arrived. */
-  readTtl: (node: string, db: number, key: string) => Promise<number>;
+  /** Reads a key's PTTL on the node it lives on: `key` is as shown, `keyBytes` the exact bytes to send. */
+  readTtl: (node: string, db: number, key: string, keyBytes: Buffer) => Promise<number>;
 }
 
 const MAX_TTL_PATTERNS = 10_000;
@@ -136,10 +138,14 @@ export class KeyspaceTracker {
     return { ...this.counts, recorded: { ...this.counts.recorded }, open: this.open.size };
   }
 
-  /** One notification: `event` on `key` of database `db`, on `node`, arrived at `nowMs`. */
-  onEvent(node: string, db: number, key: string, event: KeyspaceEvent, nowMs: number): void {
+  /**
+   * One notification: `event` on `key` of database `db`, on `node`, arrived at `nowMs`. A key is
+   * its bytes (a string stands for its UTF-8): keys that are not valid UTF-8 are locks too.
+   */
+  onEvent(node: string, db: number, key: string | Buffer, event: KeyspaceEvent, nowMs: number): void {
     this.counts.events++;
-    const id = `${node}\u0000${db}\u0000${key}`;
+    // latin1 maps bytes to characters one to one: two keys are one only if their bytes are.
+    const id = `${node}\u0000${db}\u0000${typeof key === 'string' ? Buffer.from(key).toString('latin1') : key.toString('latin1')}`;
     const held = this.open.get(id);
     switch (event) {
       case 'set':
@@ -202,7 +208,7 @@ export class KeyspaceTracker {
     return n;
   }
 
-  private start(id: string, node: string, db: number, key: string, nowMs: number): void {
+  private start(id: string, node: string, db: number, key: string | Buffer, nowMs: number): void {
     if (this.open.size >= this.options.maxOpen) {
       this.counts.dropped++;
       return;
@@ -211,7 +217,8 @@ export class KeyspaceTracker {
       id,
       node,
       db,
-      key,
+      key: typeof key === 'string' ? key : key.toString('utf8'),
+      keyBytes: typeof key === 'string' ? Buffer.from(key) : key,
       setMs: nowMs,
       at: Date.now(),
       ttlMs: undefined,
@@ -228,7 +235,7 @@ export class KeyspaceTracker {
   private readTtl(o: Open): void {
     const asked = performance.now();
     const first = !o.ttlRead;
-    this.options.readTtl(o.node, o.db, o.key).then(
+    this.options.readTtl(o.node, o.db, o.key, o.keyBytes).then(
       (pttl) => this.onTtl(o, first, pttl, asked, performance.now()),
       () => this.onTtl(o, first, -2, asked, performance.now()),
     );

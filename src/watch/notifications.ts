@@ -31,3 +31,15 @@ export function notificationsOffMessage(where: string, current: string): string 
     `run CONFIG SET notify-keyspace-events ${wanted} (on a managed Redis, set the parameter notify-keyspace-events to ${wanted}), or pass --configure`
   );
 }
+
+/**
+ * The one line for a Redis whose setting cannot be read (`why`: CONFIG GET's refusal) and where a probe key's
+ * events of the classes `missing` did not arrive: what to set, first where a managed Redis keeps it.
+ */
+export function probedOffMessage(where: string, missing: string, why: string): string {
+  return (
+    `Keyspace notifications on ${where} lack ${missing}: a probe key's events of ${missing.length === 1 ? 'that class' : 'those classes'} did not arrive ` +
+    `(notify-keyspace-events cannot be read: ${why}). On a managed Redis, set the parameter notify-keyspace-events in its parameter group ` +
+    `to include ${missing} (e.g. ${NEEDED_CLASSES.join('')}); elsewhere, add ${missing} with CONFIG SET notify-keyspace-events`
+  );
+}

@@ -16,8 +16,13 @@ export interface WatchOptions {
   patterns?: readonly string[];
   /** Which process recorded the samples. @default the recorder's */
   instance?: string;
-  /** Set the missing notification classes, and restore the previous setting at `stop()`. @default false */
+  /**
+   * Set the missing notification classes, and restore the previous setting at `stop()` — or, for a watcher
+   * killed before it could, at the next configuring watcher's (see configure-marks.ts). @default false
+   */
   configure?: boolean;
+  /** How long (ms) a configuring watcher that stopped renewing its lease (killed) still counts as running. @default 30000 */
+  configureLeaseMs?: number;
   /** Holds followed at once; beyond, dropped and counted. @default 100000 */
   maxOpen?: number;
   /** How long connecting to a node may take (ms). @default 5000 */
@@ -27,10 +32,10 @@ export interface WatchOptions {
 }
 
 /** Defaults of {@link WatchOptions}, frozen. */
-export const WATCH_DEFAULTS = Object.freeze({ match: '*lock*', maxOpen: 100_000, connectTimeoutMs: 5000 });
+export const WATCH_DEFAULTS = Object.freeze({ match: '*lock*', maxOpen: 100_000, connectTimeoutMs: 5000, configureLeaseMs: 30_000 });
 
 /** The database indexes Redis accepts (`databases` is at most 2^31 in practice; 16 by default). */
-const MAX_DB_INDEX = 2 ** 31 - 1;
+export const MAX_DB_INDEX = 2 ** 31 - 1;
 
 /** {@link WatchOptions} checked, with their defaults filled in. */
 export interface ResolvedWatchOptions {
@@ -41,6 +46,7 @@ export interface ResolvedWatchOptions {
   templates: readonly CompiledTemplate[];
   instance: string | undefined;
   configure: boolean;
+  configureLeaseMs: number;
   maxOpen: number;
   connectTimeoutMs: number;
   onNotice: ((message: string) => void) | undefined;
@@ -59,6 +65,7 @@ export function resolveWatchOptions(options: WatchOptions): ResolvedWatchOptions
     templates: compileTemplates(optionalStrings('patterns', options.patterns) ?? []),
     instance: options.instance === undefined ? undefined : nonEmptyString('instance', options.instance),
     configure: options.configure ?? false,
+    configureLeaseMs: positiveInteger('configureLeaseMs', options.configureLeaseMs, d.configureLeaseMs),
     maxOpen: positiveInteger('maxOpen', options.maxOpen, d.maxOpen),
     connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, d.connectTimeoutMs),
     onNotice: optionalFunction('onNotice', options.onNotice),

@@ -1,20 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { TtlAdvisorError, WatchError } from '../errors.js';
 import { KeyspaceTracker, type WatchStats } from './keyspace-tracker.js';
+import { checkNotifications, renewLease, restoreNotifications, select, type SettingsContext, type SettingsNode } from './notification-settings.js';
 import { resolveWatchOptions, type ResolvedWatchOptions, type WatchOptions } from './options.js';
+import { isOwnKey } from './own-keys.js';
+import { RespConnection, nodeOfUrl, type NodeAddress, type Reply } from './resp.js';
 
 export { WATCH_DEFAULTS } from './options.js';
 export type { WatchOptions } from './options.js';
-import { missingClasses, notificationsOffMessage, withNeededClasses } from './notifications.js';
-import { RespConnection, nodeOfUrl, type NodeAddress, type Reply } from './resp.js';
 
-interface Node {
-  readonly id: string;
-  readonly address: NodeAddress;
+interface Node extends SettingsNode {
   sub: RespConnection | undefined;
-  cmd: RespConnection | undefined;
-  cmdDb: number;
-  /** The setting before `--configure` changed it, to restore. */
-  original: string | undefined;
   downSince: number | undefined;
   removed: boolean;
 }
@@ -33,7 +30,9 @@ export class KeyspaceWatcher {
   private readonly tracker: KeyspaceTracker;
   private stopping = false;
   private poll: NodeJS.Timeout | undefined;
+  private renewal: NodeJS.Timeout | undefined;
   private cluster = false;
+  private readonly settings: SettingsContext;
 
   private constructor(private readonly options: ResolvedWatchOptions) {
     this.tracker = new KeyspaceTracker({
@@ -41,8 +40,16 @@ export class KeyspaceWatcher {
       templates: options.templates,
       instance: options.instance,
       maxOpen: options.maxOpen,
-      readTtl: (node, db, key) => this.readTtl(node, db, key),
+      readTtl: (node, db, _key, keyBytes) => this.readTtl(node, db, keyBytes),
     });
+    this.settings = {
+      watcherId: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+      isCluster: () => this.cluster,
+      configure: options.configure,
+      leaseMs: options.configureLeaseMs,
+      notice: (message) => options.onNotice?.(message),
+      open: (address, onPush) => this.open(address, onPush),
+    };
   }
 
   /** Connects to every master, checks (or sets) the notifications, subscribes; rejects with a {@link WatchError} saying why not. */
@@ -53,6 +60,10 @@ export class KeyspaceWatcher {
     } catch (error) {
       await watcher.stop();
       throw error instanceof TtlAdvisorError ? error : new WatchError((error as Error).message);
+    }
+    if (watcher.options.configure) {
+      watcher.renewal = setInterval(() => watcher.nodes.forEach((node) => renewLease(watcher.settings, node)), watcher.options.configureLeaseMs / 3);
+      watcher.renewal.unref();
     }
     return watcher;
   }
@@ -66,8 +77,9 @@ export class KeyspaceWatcher {
   async stop(): Promise<{ abandoned: number }> {
     this.stopping = true;
     clearInterval(this.poll);
+    clearInterval(this.renewal);
     for (const node of this.nodes.values()) node.sub?.close();
-    await Promise.all([...this.nodes.values()].map((node) => this.restore(node)));
+    await Promise.all([...this.nodes.values()].map((node) => restoreNotifications(this.settings, node)));
     for (const node of this.nodes.values()) node.cmd?.close();
     return { abandoned: this.tracker.close() };
   }
@@ -97,7 +109,7 @@ export class KeyspaceWatcher {
 
   private async addNode(address: NodeAddress): Promise<void> {
     const id = `${address.host}:${address.port}`;
-    const node: Node = { id, address, sub: undefined, cmd: undefined, cmdDb: 0, original: undefined, downSince: undefined, removed: false };
+    const node: Node = { id, address, sub: undefined, cmd: undefined, cmdDb: 0, marks: undefined, original: undefined, downSince: undefined, removed: false };
     this.nodes.set(id, node);
     await this.connect(node);
   }
@@ -109,14 +121,14 @@ export class KeyspaceWatcher {
     });
     node.cmd = cmd;
     node.cmdDb = 0;
-    const current = text(((await cmd.send(['CONFIG', 'GET', 'notify-keyspace-events'])) as Reply[])[1]);
-    if (missingClasses(current) !== '') {
-      if (!this.options.configure) throw new WatchError(notificationsOffMessage(node.id, current));
-      const reply = await cmd.send(['CONFIG', 'SET', 'notify-keyspace-events', withNeededClasses(current)]);
-      if (reply instanceof Error) throw new WatchError(`Cannot set notify-keyspace-events on ${node.id}: ${reply.message}`);
-      // After a restart the setting is Redis's default again: restore the first value seen, not our own.
-      node.original ??= current;
+    const { dbIndex } = this.options;
+    if (dbIndex !== undefined) {
+      // A database the node does not have (any but 0 in a Cluster) would be watched in silence for ever.
+      const selected = await cmd.send(['SELECT', dbIndex]);
+      if (selected instanceof Error) throw new WatchError(`Cannot watch database ${dbIndex} on ${node.id}: ${selected.message}`);
+      node.cmdDb = dbIndex;
     }
+    await checkNotifications(this.settings, node, cmd);
     const db = this.options.dbIndex === undefined ? '*' : String(this.options.dbIndex);
     const sub = await this.open(
       node.address,
@@ -135,7 +147,10 @@ export class KeyspaceWatcher {
     const at = channel.indexOf('__:', 11);
     if (at < 0) return;
     const db = Number(channel.toString('latin1', 11, at));
-    this.tracker.onEvent(node.id, db, channel.toString('utf8', at + 3), event.toString('latin1'), now);
+    // The key as bytes: one that is not valid UTF-8 is a lock too, and its PTTL needs the exact bytes.
+    const key = channel.subarray(at + 3);
+    if (isOwnKey(key)) return;
+    this.tracker.onEvent(node.id, db, key, event.toString('latin1'), now);
   }
 
   private onLost(node: Node, sub: RespConnection): void {
@@ -188,27 +203,13 @@ export class KeyspaceWatcher {
     }
   }
 
-  private async readTtl(nodeId: string, db: number, key: string): Promise<number> {
+  private async readTtl(nodeId: string, db: number, keyBytes: Buffer): Promise<number> {
     const node = this.nodes.get(nodeId);
     const cmd = node?.cmd;
     if (!node || !cmd) return -2;
-    if (node.cmdDb !== db) {
-      node.cmdDb = db;
-      void cmd.send(['SELECT', db]).catch(() => undefined); // pipelined: answered before the PTTL behind it
-    }
-    const reply = await cmd.send(['PTTL', key]);
+    select(node, cmd, db);
+    const reply = await cmd.send(['PTTL', keyBytes]);
     return typeof reply === 'number' ? reply : -2;
-  }
-
-  private async restore(node: Node): Promise<void> {
-    if (node.original === undefined) return;
-    try {
-      const cmd = node.cmd?.isOpen ? node.cmd : await this.open(node.address);
-      await cmd.send(['CONFIG', 'SET', 'notify-keyspace-events', node.original]);
-      if (cmd !== node.cmd) cmd.close();
-    } catch (error) {
-      this.options.onNotice?.(`could not restore notify-keyspace-events on ${node.id}: ${(error as Error).message}`);
-    }
   }
 }
 

@@ -1,10 +1,14 @@
 import { Option, type Command } from 'commander';
+import { accessSync, constants, existsSync, rmSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { TtlAdvisorError } from '../../errors.js';
 import type { StreamClient } from '../../fleet/stream-client.js';
 import { STREAM_SINK_DEFAULTS, RedisStreamSink } from '../../fleet/stream-sink.js';
 import { DEFAULT_DB_PATH } from '../../record/recorder-options.js';
 import type { LockSample } from '../../sample/sample.js';
 import { SqliteRecorder } from '../../record/sqlite-recorder.js';
+import { openForWriting, schemaVersionOf } from '../../store/schema.js';
+import { MAX_DB_INDEX } from '../../watch/options.js';
 import { KeyspaceWatcher, WATCH_DEFAULTS } from '../../watch/watcher.js';
 import { collect, positiveNumber } from '../args.js';
 import { lineWriter, type Io } from '../io.js';
@@ -30,21 +34,20 @@ export function registerWatch(program: Command, io: Io): void {
     .description('Sample every lock in a Redis from its keyspace notifications (set → del | expired): services in any language, no code change. Runs until SIGTERM/SIGINT.')
     .addOption(new Option('--redis <url>', 'Redis URL (any node of a Cluster: every master is watched)').env('REDIS_URL'))
     .option('--db <file>', `the samples database (default ${DEFAULT_DB_PATH} unless --stream)`)
-    .option('--stream <key>', `send the samples to a Redis stream for \`collect\` instead (e.g. ${STREAM_SINK_DEFAULTS.stream})`)
-    .option('--match <glob>', 'the keys to watch (Redis glob)', WATCH_DEFAULTS.match)
-    .option('--db-index <n>', 'watch one database only (default: all)', (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0) throw new TtlAdvisorError(`Expected --db-index to be a database number, got ${JSON.stringify(v)}`);
-      return n;
-    })
+    .option('--stream <key>', `send the samples to a Redis stream for \`collect\` instead (e.g. ${STREAM_SINK_DEFAULTS.stream})`, nonBlank('--stream', 'a stream key'))
+    .option('--match <glob>', 'the keys to watch (Redis glob)', nonBlank('--match', 'a Redis glob such as *lock*'), WATCH_DEFAULTS.match)
+    .option('--db-index <n>', 'watch one database only (default: all)', databaseNumber)
     .option('--patterns <template...>', 'pattern templates such as order:lock:product:{id}, tried before the heuristics', collect)
-    .option('--instance <name>', 'name of this watcher in the data (default: host:pid)')
+    .option('--instance <name>', 'name of this watcher in the data (default: host:pid)', nonBlank('--instance', 'a name'))
     .option('--configure', 'set the missing notify-keyspace-events classes, and restore the previous setting on exit')
     .option('--progress-ms <ms>', 'how often to report progress on stderr', positiveNumber('--progress-ms'), 10_000)
     .action(async (options: WatchCommandOptions) => {
       const url = requireRedisUrl(options.redis);
       parseRedisUrl(url);
       if (options.db !== undefined && options.stream !== undefined) throw new TtlAdvisorError('Give --db or --stream, not both');
+      // Before anything is subscribed (or configured): a file the recorder cannot write would fail in its thread,
+      // and the watcher would run for ever recording nothing.
+      if (options.stream === undefined) checkWritableDb(options.db ?? DEFAULT_DB_PATH);
       const shown = redactUrl(url);
       const say = lineWriter(io);
       const stop = new AbortController();
@@ -119,4 +122,60 @@ export function registerWatch(program: Command, io: Io): void {
         }
       }
     });
+}
+
+/** A commander parser for an option that must hold something; `what` says what, in the one line. */
+function nonBlank(name: string, what: string) {
+  return (value: string): string => {
+    if (value.trim() === '') throw new TtlAdvisorError(`Expected ${name} to be ${what}, got ${JSON.stringify(value)}`);
+    return value;
+  };
+}
+
+/** `--db-index`: a database number Redis could have (0 to 2^31 − 1), written in digits. */
+function databaseNumber(value: string): number {
+  if (!/^\d+$/.test(value.trim())) throw new TtlAdvisorError(`Expected --db-index to be a database number, got ${JSON.stringify(value)}`);
+  const n = Number(value);
+  if (n > MAX_DB_INDEX) throw new TtlAdvisorError(`Expected --db-index to be a database number from 0 to ${MAX_DB_INDEX}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/**
+ * Refuses a samples database the recorder could not write: a directory, a missing or read-only
+ * folder, a file that is not a samples database (or of a newer schema), a read-only file. An
+ * existing file is opened for writing and a write tried and rolled back (SQLite opens a file it
+ * may not write read-only, and says so only at the first write); a new one is not created yet, so
+ * a Redis that cannot be watched leaves no file behind.
+ */
+function checkWritableDb(path: string): void {
+  if (path.trim() === '') throw new TtlAdvisorError('Expected --db to be a file path, got ""');
+  if (!existsSync(path)) {
+    const folder = dirname(resolve(path));
+    try {
+      accessSync(folder, constants.W_OK | constants.X_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new TtlAdvisorError(`Cannot create ${path}: ${code === 'ENOENT' || code === 'ENOTDIR' ? `no folder ${folder}` : `${folder} is not writable (${code})`}`);
+    }
+    return;
+  }
+  if (statSync(path).isDirectory()) throw new TtlAdvisorError(`${path} is a directory, not a samples database`);
+  // A read-only file gets -wal and -shm files that its connection cannot remove: the probe's are removed here.
+  const leftovers = [`${path}-wal`, `${path}-shm`].filter((file) => !existsSync(file));
+  try {
+    const db = openForWriting(path, 5000);
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      db.pragma(`user_version = ${schemaVersionOf(db)}`);
+    } finally {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      db.close();
+    }
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? '';
+    if (/^SQLITE_(BUSY|LOCKED)/.test(code)) return; // another writer has it: the recorder waits its turn
+    for (const file of leftovers) rmSync(file, { force: true });
+    if (error instanceof TtlAdvisorError) throw error;
+    throw new TtlAdvisorError(`Cannot record into ${path}: ${(error as Error).message}`);
+  }
 }
