@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { readLockCommand, verbOf, type Verb } from './commands.js';
-import type { LockTracker } from './tracker.js';
+import type { LockTracker, Settle } from './tracker.js';
 
 /**
  * Where each client lets every command pass, and how we stand there. The
@@ -136,7 +136,7 @@ function ioredisSend(original: (...args: unknown[]) => unknown, tracker: LockTra
         command.resolve = ttlAdvisorReplyHook;
         command.reject = (error: unknown) => {
           reject(error);
-          if (!isNoScript(error)) safely(settle, undefined, true);
+          safely(settle, undefined, true, isNoScript(error));
         };
       }
     }
@@ -182,8 +182,6 @@ function hookNodeRedisCluster(self: Hookable, tracker: LockTracker): Restore {
   };
 }
 
-type Settle = (reply: unknown, failed: boolean) => void;
-
 function observe(tracker: LockTracker, verb: Verb, args: readonly unknown[], client: number): Settle | undefined {
   try {
     const command = readLockCommand(verb, args, Date.now);
@@ -196,21 +194,19 @@ function observe(tracker: LockTracker, verb: Verb, args: readonly unknown[], cli
 function follow(reply: Promise<unknown>, settle: Settle): void {
   reply.then(
     (value) => safely(settle, value, false),
-    (error: unknown) => {
-      if (!isNoScript(error)) safely(settle, undefined, true);
-    },
+    (error: unknown) => safely(settle, undefined, true, isNoScript(error)),
   );
 }
 
-/** NOSCRIPT: the script was not cached, and its sender sends it again as EVAL. Not an attempt. */
+/** NOSCRIPT: the script was not cached, and its sender sends it again as EVAL. Not an attempt (settled as `resent`). */
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
 /** Our bookkeeping never throws into the client's reply handling (or an unhandled rejection). */
-function safely(settle: Settle, value: unknown, failed: boolean): void {
+function safely(settle: Settle, value: unknown, failed: boolean, resent = false): void {
   try {
-    settle(value, failed);
+    settle(value, failed, resent);
   } catch {
     // ignored on purpose
   }

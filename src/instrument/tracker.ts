@@ -17,7 +17,7 @@ export interface InstrumentStats {
   ignored: number;
   /** Acquisitions not followed because `maxOpenLocks` were open already. */
   untracked: number;
-  /** Holds open and attempts waiting when the instrumentation was closed: never recorded. */
+  /** Holds open, attempts waiting and acquires awaiting their reply when the instrumentation was closed: never recorded. */
   abandoned: number;
   /** Locks held now, as far as this client saw. */
   open: number;
@@ -39,6 +39,13 @@ export interface TrackerOptions {
 const RECENTLY_ENDED = 1024;
 
 /**
+ * What the tracker does with a lock command's reply (or error). `resent`: the
+ * server did not have the script (NOSCRIPT) and its sender sends it again as
+ * EVAL, which is followed on its own — this one tells nothing.
+ */
+export type Settle = (reply: unknown, failed: boolean, resent?: boolean) => void;
+
+/**
  * Follows locks through the commands an instrumented client sends: opens a hold
  * when an acquire wins, closes it with the release's reply, and records one
  * sample per lock. A hold taken by a bare `SET NX` is a lock only once a
@@ -54,6 +61,8 @@ export class LockTracker {
   /** When recently released locks ended, by key and token: only kept with several servers. */
   private readonly ended = new Map<string, number>();
   private readonly patterns: PatternCache<string>;
+  /** Acquires sent and not yet answered: at close(), an attempt whose outcome will never be followed. */
+  private readonly inFlight = new Set<Extract<LockCommand, { op: 'acquire' }>>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   readonly counts: Omit<InstrumentStats, 'open' | 'waiting'> = {
@@ -73,7 +82,7 @@ export class LockTracker {
   }
 
   /** A lock command was sent at `sentMs`; `settle` is called with its reply (or error) when it arrives. */
-  sent(command: LockCommand, sentMs: number, client = 0): ((reply: unknown, failed: boolean) => void) | undefined {
+  sent(command: LockCommand, sentMs: number, client = 0): Settle | undefined {
     if (this.closed) return undefined;
     switch (command.op) {
       case 'acquire': {
@@ -86,20 +95,24 @@ export class LockTracker {
           }
           return undefined;
         }
-        return (reply, failed) => this.acquired(command, sentMs, client, reply, failed);
+        this.inFlight.add(command);
+        return (reply, failed, resent) => {
+          this.inFlight.delete(command);
+          if (!resent) this.acquired(command, sentMs, client, reply, failed);
+        };
       }
       case 'release':
-        return (reply, failed) => this.released(command.keys, command.token, client, sentMs, reply, failed);
+        return (reply, failed, resent) => resent || this.released(command.keys, command.token, client, sentMs, reply, failed);
       case 'extend':
-        return (reply, failed) => !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, command.token, command.ttlMs, sentMs);
+        return (reply, failed, resent) => !resent && !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, command.token, command.ttlMs, sentMs);
       case 'script': {
         // An unknown script on a held lock's keys and token: ARGV[2] a TTL → extend, nothing more → release.
         const [token, ttl, ...rest] = command.argv;
         if (token === undefined || rest.length > 0 || !this.holds.find(command.keys[0]!, token)) return undefined;
-        if (ttl === undefined) return (reply, failed) => this.released(command.keys, token, client, sentMs, reply, failed);
+        if (ttl === undefined) return (reply, failed, resent) => resent || this.released(command.keys, token, client, sentMs, reply, failed);
         const ttlMs = /^\d{1,15}$/.test(ttl) ? Number(ttl) : undefined;
         if (ttlMs === undefined) return undefined;
-        return (reply, failed) => !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, token, ttlMs, sentMs);
+        return (reply, failed, resent) => !resent && !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, token, ttlMs, sentMs);
       }
     }
   }
@@ -218,12 +231,22 @@ export class LockTracker {
     if (this.holds.size === 0 && this.waiting.size === 0) this.disarm();
   }
 
-  /** Stops following: what is certain is recorded, what is still open is counted as abandoned. */
+  /**
+   * Stops following: what is certain is recorded, what is still open is counted
+   * as abandoned — holds, attempts waiting, and locks whose acquire's reply is
+   * still on its way (once per lock: a quorum's servers each answer). A reply
+   * that arrives later records nothing (see `acquired`).
+   */
   close(): void {
     if (this.closed) return;
     this.sweep();
     this.closed = true;
-    this.counts.abandoned += this.holds.size + this.waiting.size;
+    const unanswered = new Set<string>();
+    for (const { keys, token } of this.inFlight) {
+      if (!this.holds.find(keys[0]!, token) && !this.waiting.find(keys[0]!, token)) unanswered.add(`${keys[0]}\u0000${token}`);
+    }
+    this.counts.abandoned += this.holds.size + this.waiting.size + unanswered.size;
+    this.inFlight.clear();
     this.holds.clear();
     this.waiting.clear();
     this.ended.clear();
