@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readLua } from './lua.js';
 
 /**
  * What a Lua script does to a lock, by the protocol every library here shares:
@@ -34,11 +35,21 @@ export function sha1(text: string): string {
   return createHash('sha1').update(text, 'utf8').digest('hex');
 }
 
-// Scripts learnt while running (EVAL texts, SCRIPT LOAD), by SHA1 and by text. Bounded:
-// a service that sends endless distinct scripts stops teaching us, it never grows us.
+/**
+ * Scripts learnt while running (EVAL texts, SCRIPT LOAD). Bounded in bytes, not
+ * only in count — a service sending 1 MB scripts must not make us keep them:
+ * by SHA1, only the 40-character hash and the kind; by text (so that a short
+ * script EVAL'd on every release is not hashed each time), only texts up to
+ * `MAX_TEXT_BYTES`, `TEXT_CACHE_BYTES` in all. A longer script is hashed on each
+ * EVAL (linear, and cheaper than Redis compiling it) and read once. Full caches
+ * stop learning; they never grow.
+ */
 const MAX_LEARNT = 1000;
+const MAX_TEXT_BYTES = 4096;
+const TEXT_CACHE_BYTES = 256 * 1024;
 const bySha = new Map<string, ScriptKind>();
 const byText = new Map<string, ScriptKind>();
+let textBytes = 0;
 
 /** The kind of a script sent by SHA1; `undefined` when neither known nor seen as text. */
 export function kindOfSha(sha: string): ScriptKind | undefined {
@@ -50,33 +61,39 @@ export function kindOfText(text: string): ScriptKind {
   const cached = byText.get(text);
   if (cached !== undefined) return cached;
   const sha = sha1(text);
-  const kind = KNOWN.get(sha) ?? classify(text);
-  if (byText.size < MAX_LEARNT) {
-    byText.set(text, kind);
-    bySha.set(sha, kind);
+  const known = KNOWN.get(sha) ?? bySha.get(sha);
+  const kind = known ?? classify(text);
+  if (known === undefined && bySha.size < MAX_LEARNT) bySha.set(sha, kind);
+  // UTF-8 bytes: at least what V8 keeps for the text, in either of its string encodings.
+  const bytes = text.length <= MAX_TEXT_BYTES ? Buffer.byteLength(text, 'utf8') : Infinity;
+  if (bytes <= MAX_TEXT_BYTES && textBytes + bytes <= TEXT_CACHE_BYTES) {
+    // A copy (UTF-16: exact, lone surrogates too): the text may be a slice of a far larger string, which a Map key would keep alive.
+    byText.set(Buffer.from(text, 'utf16le').toString('utf16le'), kind);
+    textBytes += bytes;
   }
   return kind;
 }
 
+/** What the script caches hold now (the tests read it: the bound is in bytes). */
+export function scriptCacheSize(): { shas: number; texts: number; textBytes: number } {
+  return { shas: bySha.size, texts: byText.size, textBytes };
+}
+
 /**
- * Reads a script's shape. Deliberately narrow: a script counts as a lock
- * operation only when it does what a lock does with KEYS and ARGV[1] —
+ * Reads a script's code (never its string literals or comments, see `readLua`).
+ * Deliberately narrow: a script counts as a lock operation only when it does
+ * what a lock does with KEYS and ARGV[1] —
  *  release: compares a key's value with ARGV[1] (`get` … `== ARGV[1]`) and deletes (`del`/`unlink`);
  *  extend:  compares the same way and sets a TTL (`pexpire`/`expire`, or `set` with `px`/`ex`);
  *  acquire: sets a key to ARGV[1] with a TTL, only when absent (`nx`, or an `exists` check first), with no comparison.
  */
 export function classify(text: string): ScriptKind {
-  const lua = text
-    .replace(/--\[(=*)\[[\s\S]*?\]\1\]/g, ' ')
-    .replace(/--[^\n]*/g, ' ')
-    .toLowerCase()
-    .replace(/\s+/g, ' ');
-  const call = (name: string) => new RegExp(`redis\\.p?call\\( ?['"]${name}['"]`).test(lua);
-  const comparesToken = call('get') && /(==|~=) ?argv\[1\]|argv\[1\] ?(==|~=)|== ?\w+|~= ?\w+/.test(lua) && lua.includes('argv[1]');
-  const setsWithTtl = /redis\.p?call\( ?['"]set['"][^)]*['"](px|ex)['"]/.test(lua);
-  if (comparesToken && (call('del') || call('unlink'))) return 'release';
-  if (comparesToken && (call('pexpire') || call('expire') || setsWithTtl)) return 'extend';
-  const onlyWhenAbsent = /['"]nx['"]/.test(lua) || call('exists');
-  if (!comparesToken && setsWithTtl && onlyWhenAbsent && !call('del') && !call('unlink')) return 'acquire';
+  const { calls, readsArgv1, compares, setsWithTtl, nx } = readLua(text);
+  const comparesToken = calls.has('get') && compares && readsArgv1;
+  const deletes = calls.has('del') || calls.has('unlink');
+  if (comparesToken && deletes) return 'release';
+  if (comparesToken && (calls.has('pexpire') || calls.has('expire') || setsWithTtl)) return 'extend';
+  const onlyWhenAbsent = nx || calls.has('exists');
+  if (!comparesToken && setsWithTtl && onlyWhenAbsent && !deletes) return 'acquire';
   return 'other';
 }
