@@ -6,6 +6,7 @@ import { rebuildFleetRollups } from './fleet-rollups.js';
 import type { Db } from './db.js';
 import { BUCKET_MS, SCHEMA_VERSION } from './format.js';
 import { identifySamplesDatabase } from './identify.js';
+import { readOnlyWalCopy } from './read-only-media.js';
 
 /**
  * The samples database. Its schema is public: users query it with the
@@ -162,7 +163,7 @@ export type { Db } from './db.js';
 // The native addon loads on the first database opened, not on import: a service
 // that only locks, or sends samples to a stream, never loads it.
 let sqlite: typeof Database | undefined;
-function openDatabase(path: string, options: Database.Options): Db {
+function openDatabase(path: string | Buffer, options: Database.Options): Db {
   sqlite ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
   return new sqlite(path, options);
 }
@@ -217,9 +218,12 @@ export function openForWriting(path: string, busyTimeoutMs: number): Db {
  * writer has the file open), the file is opened read-write but `query_only`,
  * which refuses every write, and closing it as the last connection removes
  * them; when they exist, another connection owns them, and a read-only
- * connection changes nothing. A file that may not be written is opened read-only.
+ * connection changes nothing. A file that may not be written is opened read-only;
+ * a WAL-mode file on read-only media is read from a copy (see `read-only-media.ts`).
  */
 function openQuietly(path: string, busyTimeoutMs = 5000): Db {
+  const copy = readOnlyWalCopy(path);
+  if (copy) return openDatabase(copy, { readonly: true });
   if (!existsSync(`${path}-wal`) && !existsSync(`${path}-shm`)) {
     try {
       const db = openDatabase(path, { fileMustExist: true, timeout: busyTimeoutMs });
@@ -262,7 +266,7 @@ function openChecked(path: string, busyTimeoutMs?: number): Db {
   try {
     return openQuietly(path, busyTimeoutMs);
   } catch (error) {
-    if (/^SQLITE_(BUSY|LOCKED)/.test((error as { code?: string }).code ?? '')) throw error;
+    if (error instanceof DatabaseError || /^SQLITE_(BUSY|LOCKED)/.test((error as { code?: string }).code ?? '')) throw error;
     throw new DatabaseError(path, `Cannot open ${path}: ${(error as Error).message}`, { cause: error });
   }
 }
