@@ -1,6 +1,10 @@
+import { loopEndFlush } from './lifetime.js';
+
 /** What {@link flushOnShutdown} needs of a recorder. */
 export interface ClosableRecorder {
   flush(): Promise<unknown>;
+  /** With it, the flush when the event loop runs dry happens only when something new was recorded. */
+  stats?(): { recorded: number; pending: number };
   /** Sends what is buffered and closes, for signals: a sink to Redis has no synchronous way there. */
   close?(): Promise<unknown>;
   closeSync(): unknown;
@@ -24,9 +28,11 @@ export interface FlushOnShutdownOptions {
  *   finish those in flight, then exit), the recorder keeps recording, so the
  *   locks that finish during the drain are recorded; it is flushed now and
  *   closed on `exit`;
- * - on `beforeExit` (the event loop ran dry) it is flushed;
+ * - on `beforeExit` (the event loop ran dry) it is flushed, once per new samples, so that
+ *   the process then ends by itself: nothing of ours is left that keeps it alive;
  * - on `exit` (also after an explicit exit call) it is written and closed synchronously
  *   (a stream sink cannot send then: what it still holds is counted as dropped).
+ * A `SqliteRecorder` does the last two by itself; what this adds for it is the signals.
  *
  * Returns a function that removes the handlers.
  */
@@ -66,9 +72,7 @@ export function flushOnShutdown(recorder: ClosableRecorder, options: FlushOnShut
       finish();
     }
   };
-  const onBeforeExit = (): void => {
-    recorder.flush().catch(() => undefined);
-  };
+  const onBeforeExit = loopEndFlush(recorder);
   // First in line, so that every handler of the application (`once` ones included) is still
   // registered when we look: their presence tells whether the application drains by itself.
   for (const signal of signals) process.prependListener(signal, onSignal);

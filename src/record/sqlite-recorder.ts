@@ -3,6 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import { compileTemplates } from '../keys/pattern.js';
 import { Aggregator, FOLD } from './aggregator.js';
 import { Conditions } from './conditions.js';
+import { bindToProcess, loopEndFlush } from './lifetime.js';
 import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecorderOptions } from './recorder-options.js';
 import type { LockSample, RecorderStats, SampleRecorder } from '../sample/sample.js';
 import { WarnOnce, type RecorderWarning } from '../sample/warn-once.js';
@@ -34,6 +35,9 @@ const MAX_WRITES_IN_FLIGHT = 2;
  * {@link stats}, and a `warning` event (and `onWarning`) reports each kind of
  * failure once.
  *
+ * It never keeps the process alive. What it holds is written when the event loop
+ * runs dry and when the process exits (`process.exit`); for signals, see `flushOnShutdown`.
+ *
  * @example
  * const recorder = new SqliteRecorder({ path: 'ttl-samples.db' });
  * flushOnShutdown(recorder);
@@ -60,6 +64,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   private readonly warnings: WarnOnce;
   private readonly timer: NodeJS.Timeout;
   private readonly conditions = new Conditions();
+  private unbind: () => void = () => undefined;
 
   private readonly shared = new SharedArrayBuffer(SHARED.bytes);
   private readonly flags = new Int32Array(this.shared, 0, SHARED.flagSlots);
@@ -86,6 +91,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       this.dispatch();
     }, this.options.flushIntervalMs);
     this.timer.unref();
+    this.unbind = bindToProcess({ atLoopEnd: loopEndFlush(this), atExit: () => this.closeSync() });
   }
 
   /**
@@ -197,6 +203,8 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
 
   /** After closing: whatever the writer did not confirm is dropped, and the thread is ended. */
   private settle(): void {
+    // Only now: an exit during close() still runs closeSync(), which ends the thread safely.
+    this.unbind();
     this.stopCommits();
     this.forgetUnconfirmed();
     // Nothing folds after the final seal; anything left unsealed (a seal that failed) is dropped.
@@ -221,13 +229,17 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     }
   }
 
-  /** From now on the writer commits nothing (see COMMIT): what it did not confirm stays off the disk. */
+  /**
+   * From now on the writer commits nothing (see COMMIT): what it did not confirm stays off the disk.
+   * Then waits for it to leave SQLite (see SHARED.inSqlite), so that ending the thread is safe.
+   */
   private stopCommits(): void {
     const deadline = Date.now() + this.options.busyTimeoutMs + 1000;
     while (Atomics.compareExchange(this.flags, SHARED.commit, COMMIT.idle, COMMIT.abandoned) === COMMIT.committing) {
       if (Date.now() >= deadline) break;
       Atomics.wait(this.flags, SHARED.commit, COMMIT.committing, 20);
     }
+    while (Atomics.load(this.flags, SHARED.inSqlite) === 1 && Date.now() < deadline) Atomics.wait(this.flags, SHARED.inSqlite, 1, 20);
   }
 
   /** On the timer, on `flush()`, or when raw rows pile up: seals and sends, unless the writer already has enough to do. */
@@ -276,29 +288,19 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   private ensureWorker(): Worker | undefined {
     if (this.worker) return this.worker;
     try {
-      const o = this.options;
-      const init: WriterInit = {
-        path: o.path,
-        instance: o.instance,
-        maxPatterns: o.maxPatterns,
-        busyTimeoutMs: o.busyTimeoutMs,
-        maxDatabaseBytes: o.maxDatabaseBytes,
-        retainMs: o.retainMs,
-        shared: this.shared,
-      };
-      const worker = spawnWriterThread(init);
-      worker.unref();
-      worker.on('message', (message: FromWriter) => this.onWriterMessage(message));
-      worker.on('error', (error) => {
-        this.warnOnce('write-failed', `The recorder's writer thread failed: ${error.message}`, error);
-      });
-      worker.on('exit', () => {
-        if (this.worker !== worker) return;
-        // Died unexpectedly: what it had not confirmed is lost; a new thread starts with the next seal.
-        this.worker = undefined;
-        this.forgetUnconfirmed();
-        this.inFlight = 0;
-        this.conditions.recheck();
+      const { path, instance, maxPatterns, busyTimeoutMs, maxDatabaseBytes, retainMs } = this.options;
+      const init: WriterInit = { path, instance, maxPatterns, busyTimeoutMs, maxDatabaseBytes, retainMs, shared: this.shared };
+      const worker = spawnWriterThread(init, {
+        onMessage: (message) => this.onWriterMessage(message),
+        onError: (error) => this.warnOnce('write-failed', `The recorder's writer thread failed: ${error.message}`, error),
+        onExit: () => {
+          if (this.worker !== worker) return;
+          // Died unexpectedly: what it had not confirmed is lost; a new thread starts with the next seal.
+          this.worker = undefined;
+          this.forgetUnconfirmed();
+          this.inFlight = 0;
+          this.conditions.recheck();
+        },
       });
       this.worker = worker;
       return worker;

@@ -53,6 +53,12 @@ export const SHARED = Object.freeze({
   closed: 1,
   /** {@link COMMIT}: whether the writer may commit, is committing, or must not any more. */
   commit: 2,
+  /**
+   * 1 while the writer is inside SQLite. Ending the thread then (a `terminate()`, the process
+   * exiting) makes better-sqlite3 abort the whole process when the call fails (WiseLibs/better-sqlite3#842: a
+   * SQLITE_BUSY, a file locked by another process), so the recorder waits for 0, after ABANDONED.
+   */
+  inSqlite: 3,
   // Float64 slots, after the Int32 ones
   totalsOffset: 16,
   totalSlots: 5,

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { WriterInit } from './protocol.js';
+import type { FromWriter, WriterInit } from './protocol.js';
 
 // Where the thread's code is, in the one place that needs to know:
 // - the ES module build: thread.js beside this file;
-// - the CommonJS bundle (dist/cjs/index.js, where import.meta.url is the bundle's): the ES module
-//   build's thread, which a worker runs as an ES module whichever way its host was loaded;
+// - the CommonJS build (dist/cjs/, one file per source file, import.meta.url defined as the file's
+//   own URL): its thread.js beside this file too;
+// - a CommonJS bundle at dist/cjs/index.js (import.meta.url the bundle's): the ES module build's thread;
 // - the TypeScript sources (the tests): thread.ts through tsx, registered inside the thread
 //   (a worker does not inherit loader hooks).
 const BUILT_THREAD = [new URL('./thread.js', import.meta.url), new URL('../record/writer/thread.js', import.meta.url)].find((url) =>
@@ -16,9 +17,29 @@ const SOURCE_THREAD = new URL('./thread.ts', import.meta.url);
 const RUNNING_FROM_SOURCE = BUILT_THREAD === undefined && existsSync(fileURLToPath(SOURCE_THREAD));
 const SOURCE_BOOTSTRAP = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(SOURCE_THREAD.href)}); });`;
 
-/** Starts a recorder's writer thread: the one place that knows where its code lives. Throws when it cannot start. */
-export function spawnWriterThread(init: WriterInit): Worker {
-  if (RUNNING_FROM_SOURCE) return new Worker(SOURCE_BOOTSTRAP, { eval: true, workerData: init });
-  if (!BUILT_THREAD) throw new Error(`the writer thread's code is missing beside ${fileURLToPath(import.meta.url)}`);
-  return new Worker(BUILT_THREAD, { workerData: init });
+/** What the recorder hears from its writer thread. */
+export interface WriterListeners {
+  onMessage(message: FromWriter): void;
+  onError(error: Error): void;
+  onExit(): void;
+}
+
+/**
+ * Starts a recorder's writer thread, the one place that knows where its code
+ * lives, with the recorder's listeners. The thread never keeps the process
+ * alive: whoever waits for it (`flush()`, `close()`) holds a timer of its own.
+ * Throws when it cannot start.
+ */
+export function spawnWriterThread(init: WriterInit, listeners: WriterListeners): Worker {
+  let worker: Worker;
+  if (RUNNING_FROM_SOURCE) worker = new Worker(SOURCE_BOOTSTRAP, { eval: true, workerData: init });
+  else if (BUILT_THREAD) worker = new Worker(BUILT_THREAD, { workerData: init });
+  else throw new Error(`the writer thread's code is missing beside ${fileURLToPath(import.meta.url)}`);
+  worker.on('message', listeners.onMessage);
+  worker.on('error', listeners.onError);
+  worker.on('exit', listeners.onExit);
+  // After the listeners, not before: adding a 'message' listener refs the worker's message port
+  // again, and a ref'd port kept every service that had written once alive until close().
+  worker.unref();
+  return worker;
 }

@@ -42,11 +42,16 @@ function work(): void {
   try {
     while (queue.length > 0) {
       // The recorder gave up (its close timed out): what is left is counted as dropped there.
-      if (Atomics.load(flags, SHARED.commit) === COMMIT.abandoned) {
+      if (!enterSqlite()) {
         queue.length = 0;
         break;
       }
-      const outcome = writeOne(queue[0]!);
+      let outcome: ReturnType<typeof writeOne>;
+      try {
+        outcome = writeOne(queue[0]!);
+      } finally {
+        leaveSqlite();
+      }
       if (outcome === 'busy') {
         if (Date.now() < closeDeadline) {
           setTimeout(() => {
@@ -214,14 +219,33 @@ function closeDb(): void {
   writer = undefined;
 }
 
+/**
+ * Enters SQLite unless the recorder gave up on this thread (see SHARED.inSqlite): the flag is set
+ * before the check, and the recorder checks it after giving up, so one of the two always sees the other.
+ */
+function enterSqlite(): boolean {
+  Atomics.store(flags, SHARED.inSqlite, 1);
+  if (Atomics.load(flags, SHARED.commit) !== COMMIT.abandoned) return true;
+  leaveSqlite();
+  return false;
+}
+
+function leaveSqlite(): void {
+  Atomics.store(flags, SHARED.inSqlite, 0);
+  Atomics.notify(flags, SHARED.inSqlite);
+}
+
 function finish(): void {
-  // The final counters, after the last batch: what the recorder recorded and dropped up to its close.
-  try {
-    writer?.writeCounters(countersOf(closing!));
-  } catch {
-    // the batches' own counters stay; nothing more can be done on a failing file
+  if (enterSqlite()) {
+    // The final counters, after the last batch: what the recorder recorded and dropped up to its close.
+    try {
+      writer?.writeCounters(countersOf(closing!));
+    } catch {
+      // the batches' own counters stay; nothing more can be done on a failing file
+    }
+    closeDb();
+    leaveSqlite();
   }
-  closeDb();
   Atomics.store(flags, SHARED.closed, 1);
   Atomics.add(flags, SHARED.progress, 1);
   Atomics.notify(flags, SHARED.progress);
