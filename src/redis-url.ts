@@ -13,7 +13,7 @@ export interface RedisUrlNode {
   tls: boolean;
   username: string | undefined;
   password: string | undefined;
-  /** The database number in the URL's path, if any. */
+  /** The database the URL selects (its path, or `?db=`), if any. */
   db: number | undefined;
 }
 
@@ -45,10 +45,15 @@ export function redactUrl(url: string): string {
  * password included.
  */
 export function parseRedisUrl(url: string): URL {
-  const shown = redactUrl(url);
+  const text = String(url);
+  // URL parsers end the userinfo at the first `/`, `?` or `#`: with one unencoded in the password, the
+  // rest of the password becomes the host (`redis://:x@Hunter/rest@host` → "unknown host Hunter").
+  // An `@` after one of them is such a cut password; the message shows no part of the URL.
+  if (cutUserinfo(text)) throw new TtlAdvisorError(CUT_USERINFO_TEXT);
+  const shown = redactUrl(text);
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = new URL(text);
   } catch {
     throw new TtlAdvisorError(
       `Invalid Redis URL ${shown}: expected redis://[user:password@]host[:port][/db] (rediss:// for TLS), with / # @ : percent-encoded in the user name and password`,
@@ -57,20 +62,50 @@ export function parseRedisUrl(url: string): URL {
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     throw new TtlAdvisorError(`Invalid Redis URL ${shown}: expected redis:// or rediss:// (TLS), got ${parsed.protocol}//`);
   }
+  databaseOf(parsed, shown);
   return parsed;
+}
+
+/** The refusal of a URL whose userinfo a parser would cut: it names the rule, never the URL. */
+const CUT_USERINFO_TEXT =
+  'Invalid Redis URL (not shown: it may hold a password): an @ comes after a / ? or #, where a parser ends the password; percent-encode @ / ? # in the user name and password (%40 %2F %3F %23)';
+
+/** Whether an `@` follows the first `/`, `?` or `#` after the scheme's `//`. */
+function cutUserinfo(text: string): boolean {
+  const start = text.indexOf('//');
+  if (start < 0) return false;
+  const rest = text.slice(start + 2);
+  const end = rest.search(/[/?#]/);
+  return end >= 0 && rest.indexOf('@', end) >= 0;
+}
+
+/**
+ * The database a URL selects: its path (`/2`), else ioredis's `?db=2`; undefined
+ * for none (database 0). Anything but a whole number ≥ 0 is refused: a client
+ * would send `SELECT NaN`, or quietly select another database.
+ */
+function databaseOf(parsed: URL, shown: string): number | undefined {
+  const path = parsed.pathname;
+  const text = path.length > 1 ? path.slice(1) : (parsed.searchParams.get('db') ?? undefined);
+  if (text === undefined) return undefined;
+  const db = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(db)) {
+    const where = path.length > 1 ? `the path ${path}` : `?db=${text}`;
+    throw new TtlAdvisorError(`Invalid Redis URL ${shown}: ${where} is not a database number; expected /0, /1, … (no path: database 0)`);
+  }
+  return db;
 }
 
 /** The node a Redis URL names, with its credentials (`?password=` too); a {@link TtlAdvisorError} for an invalid URL. */
 export function nodeOfUrl(url: string): RedisUrlNode {
   const parsed = parseRedisUrl(url);
-  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined;
   return {
     host: parsed.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
     port: parsed.port ? Number(parsed.port) : 6379,
     tls: parsed.protocol === 'rediss:',
     username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
     password: parsed.password ? decodeURIComponent(parsed.password) : parsed.username ? undefined : (parsed.searchParams.get('password') ?? undefined),
-    db: db !== undefined && Number.isInteger(db) ? db : undefined,
+    db: databaseOf(parsed, redactUrl(url)),
   };
 }
 

@@ -1,10 +1,14 @@
 import { TtlAdvisorError } from '../errors.js';
 import type { RedisCommandClient } from '../redis-client.js';
-import { connectionFailureText, nodeOfUrl, noAnswerText, redactUrl, type RedisUrlNode } from '../redis-url.js';
+import { connectionFailureText, nodeOfUrl, noAnswerText, parseRedisUrl, redactUrl, type RedisUrlNode } from '../redis-url.js';
 
-/** The `--redis` URL, or a clear error when neither it nor REDIS_URL is given. */
+/**
+ * The `--redis` URL, checked before a command says or opens anything (see
+ * {@link parseRedisUrl}); a clear error when neither it nor REDIS_URL is given.
+ */
 export function requireRedisUrl(url: string | undefined): string {
   if (!url) throw new TtlAdvisorError('Expected --redis <url> or the REDIS_URL environment variable');
+  parseRedisUrl(url);
   return url;
 }
 
@@ -17,6 +21,9 @@ export interface Connection {
 /** How a command wants its connection: `inspect` fails fast, `follow` reconnects after a restart (for `collect`). */
 type Purpose = 'inspect' | 'follow';
 
+/** Which client library connects: the one installed (ioredis first), or one named (tests reach node-redis so). */
+type Library = 'installed' | 'ioredis' | 'redis';
+
 /**
  * Connects with the Redis client the user installed: ioredis, or else node-redis
  * (`redis`). `inspect` connections fail fast and, given a Cluster node, connect
@@ -25,12 +32,12 @@ type Purpose = 'inspect' | 'follow';
 export async function connectRedis(
   url: string,
   purpose: Purpose = 'inspect',
-  { timeoutMs = CONNECT_TIMEOUT_MS, cancel }: { timeoutMs?: number; cancel?: AbortSignal } = {},
+  { timeoutMs = CONNECT_TIMEOUT_MS, cancel, library = 'installed' }: { timeoutMs?: number; cancel?: AbortSignal; library?: Library } = {},
 ): Promise<Connection> {
   const shown = redactUrl(url);
   const node = nodeOfUrl(url);
-  const ioredis = await import('ioredis').catch(() => undefined);
-  const nodeRedis = ioredis ? undefined : await import('redis').catch(() => undefined);
+  const ioredis = library === 'redis' ? undefined : await import('ioredis').catch(() => undefined);
+  const nodeRedis = ioredis || library === 'ioredis' ? undefined : await import('redis').catch(() => undefined);
   if (!ioredis && !nodeRedis) throw new TtlAdvisorError('This command needs a Redis client: npm install ioredis (or redis)');
   // A server that accepts the connection and never answers must not hang the command: past the
   // timeout, or when `cancel` aborts, the half-open client is closed and the command fails.
@@ -78,9 +85,12 @@ async function connectIoredis(lib: IoredisModule, url: string, { shown, node }: 
   const restore = quietIoredisWarnings();
   try {
     await redis.connect();
+    // ioredis only emits an error when the URL's SELECT fails, and goes on in database 0: ask again, and hear the answer.
+    if (node.db) await redis.select(node.db).catch((error: unknown) => Promise.reject(new TtlAdvisorError(noDatabaseText(shown, node.db!, error))));
     if (purpose === 'follow' || !/cluster_enabled:1/.test(await redis.info('cluster'))) return { client: redis, close: () => hangUp(redis) };
   } catch (error) {
     hangUp(redis);
+    if (error instanceof TtlAdvisorError) throw error;
     throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${connectionFailureText(cause ?? error, node)}`);
   } finally {
     restore();
@@ -113,16 +123,28 @@ async function connectNodeRedis(lib: NodeRedisModule, url: string, { shown, node
     socket: purpose === 'follow' ? { reconnectStrategy: (retries) => Math.min(100 * retries, 2000) } : { reconnectStrategy: false, connectTimeout: 5000 },
   });
   let cause: unknown;
-  client.on('error', (error) => (cause ??= error));
-  abandon.addEventListener('abort', () => client.destroy(), { once: true });
+  // node-redis sends the URL's SELECT while connecting; a `follow` client would reconnect and fail again for ever.
+  let noDatabase!: (error: unknown) => void;
+  const selectFailed = new Promise<never>((_, reject) => (noDatabase = reject));
+  selectFailed.catch(() => undefined);
+  client.on('error', (error) => {
+    cause ??= error;
+    if (isNoDatabase(error, node)) noDatabase(error);
+  });
+  // node-redis throws from destroy() on a client that is closed already (as a failed connect leaves it).
+  const destroy = () => void (client.isOpen && client.destroy());
+  abandon.addEventListener('abort', destroy, { once: true });
   try {
-    await client.connect();
-    if (purpose === 'follow' || !/cluster_enabled:1/.test(await client.info('cluster'))) return { client, close: () => client.destroy() };
+    await Promise.race([client.connect(), selectFailed]);
+    // ioredis's `?db=` too: node-redis reads only the path. Selected so, a reconnect selects it again.
+    if (node.db) await client.select(node.db);
+    if (purpose === 'follow' || !/cluster_enabled:1/.test(await client.info('cluster'))) return { client, close: destroy };
   } catch (error) {
-    client.destroy();
+    destroy();
+    if (isNoDatabase(error, node)) throw new TtlAdvisorError(noDatabaseText(shown, node.db!, error));
     throw new TtlAdvisorError(`Cannot connect to Redis at ${shown}: ${connectionFailureText(cause ?? error, node)}`);
   }
-  client.destroy();
+  destroy();
   const cluster = lib.createCluster({ rootNodes: [{ url }] });
   cluster.on('error', () => undefined);
   abandon.addEventListener('abort', () => cluster.destroy(), { once: true });
@@ -133,6 +155,16 @@ async function connectNodeRedis(lib: NodeRedisModule, url: string, { shown, node
     throw new TtlAdvisorError(`Cannot connect to the Redis Cluster at ${shown}: ${(error as Error).message}`);
   }
   return { client: cluster, close: () => cluster.destroy() };
+}
+
+/** Whether a connect failed on the URL's SELECT ("DB index is out of range", "SELECT is not allowed in cluster mode"). */
+function isNoDatabase(error: unknown, node: RedisUrlNode): boolean {
+  return Boolean(node.db) && /\bDB index\b|\bSELECT\b/i.test(String((error as Error)?.message));
+}
+
+/** A database the server does not have (`/99` of 16, or any but 0 on a Cluster): refused, not replaced by database 0. */
+function noDatabaseText(shown: string, db: number, error: unknown): string {
+  return `Redis at ${shown} has no database ${db} (${String((error as Error)?.message ?? error).trim()})`;
 }
 
 /**
