@@ -17,6 +17,14 @@ export function positiveNumber(name: string) {
   };
 }
 
+/** A commander parser for a name that must hold something: a stream key, a group or consumer name. */
+export function nonEmpty(name: string) {
+  return (value: string): string => {
+    if (value.trim() === '') throw new InvalidArgumentError(`Expected ${name} to be a non-empty name.`);
+    return value;
+  };
+}
+
 /** A commander parser for a number ≥ 0; the error names the flag. */
 export function nonNegativeNumber(name: string) {
   return (value: string): number => {

@@ -38,19 +38,56 @@ export function buildProgram(io: Io = processIo, state: RunState = { exitCode: 0
 /** Runs the CLI and returns the exit code: 0 fine, 1 findings that need action, 2 usage or input error. */
 export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
   const state: RunState = { exitCode: 0 };
-  const program = buildProgram(io, state).exitOverride();
-  for (const command of program.commands) command.exitOverride();
+  const program = buildProgram(io, state);
+  // No arguments: a few lines on what to type, not the whole help; a usage error like any other.
+  if (argv.length <= 2) {
+    io.stderr(shortUsage(program));
+    return 2;
+  }
+  // Commander's own error lines are replaced by one line of ours, below; the command that failed says which help to point at.
+  let failed: Command = program;
+  for (const command of [program, ...program.commands]) {
+    command.configureOutput({ outputError: () => undefined }).exitOverride((error) => {
+      failed = command;
+      throw error;
+    });
+  }
   try {
     await program.parseAsync(argv as string[]);
     return state.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // --help and --version end here too, with exit code 0; commander has already printed its one line.
-      return error.exitCode === 0 ? 0 : 2;
+      // --help and --version end here too, with exit code 0, their output written.
+      if (error.exitCode === 0) return 0;
+      io.stderr(`${usageErrorLine(error, failed)}\n`);
+      return 2;
     }
     // One line, whatever the message: a usage or input error is one clear line.
     const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
     io.stderr(`ttl-advisor: ${error instanceof TtlAdvisorError ? message : `unexpected error: ${message}`}\n`);
     return 2;
   }
+}
+
+/**
+ * A commander usage error in one line, with commander's suggestion kept and the
+ * help to read: `ttl-advisor: unknown option '--x' (see ttl-advisor locks --help)`.
+ */
+function usageErrorLine(error: CommanderError, command: Command): string {
+  const [first = '', ...rest] = error.message.replace(/^error:\s*/, '').split(/\s*\n\s*/).filter(Boolean);
+  // "(Did you mean --match?)" on a line of its own
+  const suggestion = rest.join(' ').replace(/^\((.*)\)$/, '$1').replace(/^Did/, 'did');
+  const help = command.parent ? `ttl-advisor ${command.name()} --help` : 'ttl-advisor --help';
+  return `ttl-advisor: ${first}${suggestion ? `; ${suggestion}` : ''} (see ${help})`;
+}
+
+/** What `ttl-advisor` alone prints: the commands, and where to read on. */
+function shortUsage(program: Command): string {
+  const commands = program.commands.map((command) => command.name()).join(', ');
+  return [
+    'Usage: ttl-advisor <command> [options]',
+    `Commands: ${commands}`,
+    'ttl-advisor --help says what each command does, ttl-advisor <command> --help lists its options; the README has the rest.',
+    '',
+  ].join('\n');
 }

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { TtlAdvisorError } from '../../errors.js';
 import { defaultInstanceId } from '../../token.js';
 import { COLLECTOR_DEFAULTS, StreamCollector } from '../../fleet/collector.js';
-import { positiveNumber } from '../args.js';
+import { nonEmpty, positiveNumber } from '../args.js';
 import { lineWriter, type Io } from '../io.js';
 import { redactUrl } from '../../redis-url.js';
 import { connectRedis, requireRedisUrl } from '../redis.js';
@@ -24,9 +24,9 @@ export function registerCollect(program: Command, io: Io): void {
     .description('Read the samples that RedisStreamSinks send to a Redis stream into one central SQLite file, until SIGTERM/SIGINT.')
     .addOption(new Option('--redis <url>', 'Redis URL').env('REDIS_URL'))
     .requiredOption('--db <file>', 'the central samples database (created if absent)')
-    .option('--stream <key>', 'the stream the sinks write to', COLLECTOR_DEFAULTS.stream)
-    .option('--group <name>', 'consumer group shared by all collectors', COLLECTOR_DEFAULTS.group)
-    .option('--consumer <name>', "this collector's name in the group (default: host:pid)")
+    .option('--stream <key>', 'the stream the sinks write to', nonEmpty('--stream'), COLLECTOR_DEFAULTS.stream)
+    .option('--group <name>', 'consumer group shared by all collectors', nonEmpty('--group'), COLLECTOR_DEFAULTS.group)
+    .option('--consumer <name>', "this collector's name in the group (default: host:pid)", nonEmpty('--consumer'))
     .option('--claim-idle-ms <ms>', 'claim entries another collector left unacknowledged this long', positiveNumber('--claim-idle-ms'), COLLECTOR_DEFAULTS.claimIdleMs)
     .option('--progress-ms <ms>', 'how often to report progress on stderr', positiveNumber('--progress-ms'), COLLECTOR_DEFAULTS.progressIntervalMs)
     .action(async (options: CollectCommandOptions) => {
