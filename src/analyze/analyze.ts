@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { DAY_MS } from '../units.js';
+import { markIncompleteHours, type ObservedGap } from './gaps.js';
 import type { AnalysisWarning, HeldData } from './hints.js';
 import { RollupReader } from './read-rollups.js';
 import { resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
@@ -33,6 +34,11 @@ export interface Analysis {
   patterns: PatternAnalysis[];
   /** Notes on the inputs and the window, as data: `report/` words them. */
   warnings: AnalysisWarning[];
+  /**
+   * Stretches of time a producer could not see every lock (`watch` lost its notifications):
+   * the counts of the hours they touch are lower bounds (see each pattern's `incompleteHours`).
+   */
+  gaps: ObservedGap[];
 }
 
 /**
@@ -56,6 +62,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
   const patterns: PatternAnalysis[] = [];
   const unreadable = new Map<string, number>();
   let held: Analysis['held'];
+  let gaps: ObservedGap[] = [];
   try {
     for (const name of reader.patternNames()) {
       const rows = reader.rowsOf(name);
@@ -66,6 +73,9 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
       if (summary.unreadableRows < rows.length) patterns.push(summary);
     }
     if (patterns.length === 0) held = reader.held();
+    const seenGaps = reader.gaps();
+    markIncompleteHours(patterns, seenGaps);
+    gaps = seenGaps.map(({ patterns: _, ...gap }) => gap);
   } finally {
     reader.close();
   }
@@ -80,6 +90,10 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
   if (unreadable.size > 0) {
     warnings.push({ kind: 'unreadable-rows', rows: [...unreadable.values()].reduce((a, b) => a + b, 0), patterns: [...unreadable.keys()] });
   }
+  if (gaps.length > 0) {
+    const hours = Math.max(0, ...patterns.map((p) => p.incompleteHours));
+    warnings.push({ kind: 'gaps', count: gaps.length, gaps: gaps.slice(0, 5), hours });
+  }
   if (held) warnings.push({ kind: 'nothing-matched', held });
   else if (toMs - fromMs < DAY_MS) warnings.push({ kind: 'short-window', spanMs: toMs - fromMs });
   return {
@@ -91,6 +105,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     ...(held ? { held } : {}),
     patterns,
     warnings,
+    gaps,
   };
 }
 

@@ -20,7 +20,9 @@ export type Hint =
   /** Some locks were seen by `watch`, which sees no client wait: waits are known for `waitCount` of `count` (0: for none). */
   | { kind: 'waits-unknown'; waitCount: number; count: number }
   /** More than one TTL in use (ms); the most common is the one compared. */
-  | { kind: 'several-ttls'; minMs: number; maxMs: number };
+  | { kind: 'several-ttls'; minMs: number; maxMs: number }
+  /** A gap in what was seen (`watch` lost notifications) touches `hours` hours of this pattern: its counts are lower bounds. */
+  | { kind: 'incomplete'; hours: number };
 
 /** A note on the analysis as a whole: its inputs and its window. */
 export type AnalysisWarning =
@@ -33,7 +35,23 @@ export type AnalysisWarning =
   /** The data spans less than a day: daily peaks may be missing. */
   | { kind: 'short-window'; spanMs: number }
   /** No pattern matched: what the databases hold in all. */
-  | { kind: 'nothing-matched'; held: HeldData };
+  | { kind: 'nothing-matched'; held: HeldData }
+  /** A watcher could not see everything: its gaps (the first few; `count` in all) and the hours they touch. */
+  | { kind: 'gaps'; count: number; gaps: ObservedGap[]; hours: number };
+
+
+/** A stretch of time a producer could not see every lock (`watch` lost its notifications), as stored. */
+export interface ObservedGap {
+  instance: string;
+  /** The watched node. */
+  source: string;
+  fromMs: number;
+  toMs: number;
+  /** `output-buffer-limit`, `connection-lost`, `stopped-while-down`. */
+  reason: string;
+  /** Locks open at the loss whose end was not seen. */
+  openHolds: number;
+}
 
 /** What the databases hold in all, whatever the window and patterns asked for. */
 export interface HeldData {

@@ -5,6 +5,7 @@ import { rollupValuesSql, type RollupValues } from '../store/rollup.js';
 import type { Statement } from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { openForReading, schemaVersionOf } from '../store/schema.js';
+import { readGaps, type GapWithPatterns } from './gaps.js';
 import type { AnalysisWarning, HeldData } from './hints.js';
 
 /** One rollup row as the analyzer reads it: the hour bucket, then the values. */
@@ -131,6 +132,11 @@ export class RollupReader {
       if (holds.length >= limit) break;
     }
     return holds;
+  }
+
+  /** The gaps in what producers saw (`watch`'s lost notifications) that touch the window, from every database. */
+  gaps(): GapWithPatterns[] {
+    return this.dbs.flatMap((db) => readGaps(db, this.fromBucket, this.toBucket)).sort((a, b) => a.fromMs - b.fromMs);
   }
 
   /** What the databases hold in all, whatever the window and patterns asked for. */

@@ -16,6 +16,8 @@ export interface HourlyPoint {
   p99Ms: number;
   /** The longest hold that hour. */
   maxMs: number;
+  /** A gap in what was seen (`watch` lost notifications) touches this hour: its count is a lower bound. */
+  incomplete?: true;
 }
 
 export interface DistributionBin {
@@ -60,6 +62,11 @@ export interface PatternAnalysis {
   distribution: DistributionBin[];
   /** Rollup rows whose distributions could not be decoded (a damaged file): left out of every figure. */
   unreadableRows: number;
+  /**
+   * Hours in which a gap in what was seen (`watch` lost its notifications) may have cut this
+   * pattern's locks: its counts are lower bounds. 0 when nothing was missed.
+   */
+  incompleteHours: number;
   /** How close the holds came to the TTL, and what the recommendation changes. */
   risk: Risk;
   /**
@@ -190,6 +197,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     hourly,
     distribution: logBins(hold),
     unreadableRows,
+    incompleteHours: 0,
     risk: riskOf(hold, ttl.currentMs, recommendedTtlMs, Number.isFinite(firstMs) ? lastMs - firstMs : 0),
   };
 }

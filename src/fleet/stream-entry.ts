@@ -30,6 +30,7 @@ export function encodeStreamBatch(batch: StreamBatch): string[] {
     ]),
     s: batch.raw,
     ...(batch.counters ? { c: [batch.counters.recorded, batch.counters.dropped, batch.counters.rawDropped] } : {}),
+    ...(batch.gaps?.length ? { g: batch.gaps } : {}),
   });
   return ['v', STREAM_ENTRY_VERSION, 'instance', batch.instance, 'epoch', batch.epoch, 'seq', String(batch.seq), 'data', data];
 }
@@ -43,7 +44,7 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
   const epoch = map.get('epoch');
   const seq = Number(map.get('seq'));
   if (!instance || !epoch || !Number.isSafeInteger(seq)) throw new TypeError('stream entry without instance, epoch or seq');
-  const data = JSON.parse(map.get('data') ?? 'null') as { r?: unknown[]; s?: unknown[]; c?: unknown } | null;
+  const data = JSON.parse(map.get('data') ?? 'null') as { r?: unknown[]; s?: unknown[]; c?: unknown; g?: unknown } | null;
   if (!data || !Array.isArray(data.r) || !Array.isArray(data.s)) throw new TypeError('stream entry without rollups');
   const rollups = data.r.map((row) => {
     // Entries from sinks older than the extension counts end at `hists`: they had none.
@@ -80,7 +81,16 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
     const [recorded, dropped, rawDropped] = data.c.map(num) as [number, number, number];
     counters = { recorded, dropped, rawDropped };
   }
-  return { instance, epoch, seq, rollups, raw, ...(counters ? { counters } : {}) };
+  // Gaps in what the producer saw came with watchers of 2026-12; older entries have none.
+  let gaps: StreamBatch['gaps'];
+  if (data.g !== undefined) {
+    if (!Array.isArray(data.g)) throw new TypeError('malformed gaps in stream entry');
+    gaps = data.g.map((row) => {
+      if (!Array.isArray(row) || row.length !== 5 || typeof row[0] !== 'string' || typeof row[3] !== 'string') throw new TypeError('malformed gap in stream entry');
+      return [row[0], num(row[1]), num(row[2]), row[3], num(row[4])] as NonNullable<StreamBatch['gaps']>[number];
+    });
+  }
+  return { instance, epoch, seq, rollups, raw, ...(counters ? { counters } : {}), ...(gaps ? { gaps } : {}) };
 }
 
 function num(value: unknown): number {

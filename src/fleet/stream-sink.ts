@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { withDeadline } from '../deadline.js';
-import { compileTemplates } from '../keys/pattern.js';
-import { Aggregator, FOLD } from '../record/aggregator.js';
-import type { LockSample, RecorderStats, SampleRecorder } from '../sample/sample.js';
+import { aggregatorFor, type Aggregator, FOLD } from '../record/aggregator.js';
+import type { LockSample, ObservationGap, RecorderStats, SampleRecorder } from '../sample/sample.js';
 import { WarnOnce } from '../sample/warn-once.js';
 import { resolveSinkOptions, type RedisStreamSinkOptions, type ResolvedSinkOptions } from './sink-options.js';
 import { StreamBatcher, carriesStatistics, encodeSealed, type SealedBatch } from './stream-batches.js';
@@ -60,14 +59,7 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     this.stream = this.options.stream;
     this.instance = this.options.instance;
     this.warnings = new WarnOnce(this, options.onWarning);
-    this.aggregator = new Aggregator({
-      instance: this.instance,
-      templates: compileTemplates(options.patterns ?? []),
-      maxPatterns: this.options.maxPatterns,
-      budget: this.options.budget,
-      rawSampleRate: this.options.rawSampleRate,
-      maxPendingRawRows: this.options.maxPendingRawRows,
-    });
+    this.aggregator = aggregatorFor(this.instance, options.patterns, this.options);
     this.batcher = new StreamBatcher(randomUUID());
     this.timer = setInterval(() => {
       if (!this.sending) void this.flushNow();
@@ -90,6 +82,18 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     if (this.closed) return;
     if (code === FOLD.invalid) this.warnings.warn('invalid-sample', `Dropped an invalid sample: ${this.aggregator.lastRefusal}`);
     else this.warnings.warn('buffer-full', `Dropping samples: ${this.aggregator.lastRefusal}`);
+  }
+
+  /** Keeps a gap in what a door saw (`watch`'s lost notifications) for the next entry. Never throws. */
+  recordGap(gap: ObservationGap): void {
+    if (this.closed) return;
+    let kept = false;
+    try {
+      kept = this.aggregator.addGap(gap);
+    } catch {
+      // a hostile object's getter: refused like any malformed gap
+    }
+    if (!kept) this.warnings.warn('invalid-sample', 'Dropped an invalid (or the 1,001st pending) observation gap');
   }
 
   /** Counters; `written` counts samples whose entries Redis accepted. `recorded = written + dropped + pending`. */

@@ -1,11 +1,11 @@
-import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
+import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, compileTemplates, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
 import { BUCKET_MS } from '../store/format.js';
-import type { DeltaBatch, RawRow } from '../store/input.js';
+import type { DeltaBatch, GapRow, RawRow } from '../store/input.js';
 import { truncate } from '../text.js';
 import { toMicros } from '../units.js';
 import { SAMPLE_LIMITS, isTrustedSample, refusalOf } from '../sample/check-sample.js';
 import { PatternCache } from '../sample/pattern-cache.js';
-import { OUTCOME_CODE, type LockSample } from '../sample/sample.js';
+import { OUTCOME_CODE, type LockSample, type ObservationGap } from '../sample/sample.js';
 import type { WarnOnce } from '../sample/warn-once.js';
 import { PatternHour, Series } from './pattern-hour.js';
 import { markWritten, type RawBudget } from './raw-budget.js';
@@ -22,6 +22,16 @@ export interface AggregatorOptions {
   rawSampleRate: number;
   /** Raw rows waiting for the next seal at most; further ones are dropped and counted. */
   maxPendingRawRows: number;
+}
+
+/** An aggregator for a recorder's resolved options (`SqliteRecorder`, `RedisStreamSink`): its instance, templates and limits. */
+export function aggregatorFor(
+  instance: string,
+  patterns: readonly string[] | undefined,
+  o: Pick<AggregatorOptions, 'maxPatterns' | 'budget' | 'rawSampleRate' | 'maxPendingRawRows'>,
+): Aggregator {
+  const { maxPatterns, budget, rawSampleRate, maxPendingRawRows } = o;
+  return new Aggregator({ instance, templates: compileTemplates([...(patterns ?? [])]), maxPatterns, budget, rawSampleRate, maxPendingRawRows });
 }
 
 /** What {@link Aggregator.fold} did with a sample. */
@@ -55,6 +65,7 @@ export class Aggregator {
   private readonly hours = new Set<PatternHour>();
   private readonly maxHours: number;
   private pendingRaw: RawRow[] = [];
+  private pendingGaps: { instance: string; row: GapRow }[] = [];
   private pendingRawInstance: string[] = [];
 
   constructor(private readonly options: AggregatorOptions) {
@@ -137,6 +148,23 @@ export class Aggregator {
   }
 
   /**
+   * Keeps a gap in what a door saw until the next seal; refused (false) when
+   * malformed. Gaps are rare (a watcher's lost connection): at most 1,000 wait.
+   */
+  addGap(gap: ObservationGap): boolean {
+    const { source, fromMs, toMs, reason, openHolds, instance } = gap ?? ({} as Partial<ObservationGap>);
+    const L = SAMPLE_LIMITS;
+    const valid =
+      typeof source === 'string' && source !== '' && typeof reason === 'string' && (reason as string) !== '' &&
+      typeof fromMs === 'number' && typeof toMs === 'number' && fromMs >= L.minAtMs && toMs >= fromMs && toMs <= Date.now() + L.maxAtAheadMs &&
+      Number.isSafeInteger(openHolds) && openHolds! >= 0 && (instance === undefined || typeof instance === 'string');
+    if (!valid || this.pendingGaps.length >= 1000) return false;
+    const own = instance === undefined || instance === '' ? this.options.instance : truncate(instance, L.maxInstanceLength);
+    this.pendingGaps.push({ instance: own, row: [truncate(source!, 200), Math.round(fromMs!), Math.round(toMs!), truncate(reason!, 40), openHolds!] });
+    return true;
+  }
+
+  /**
    * Takes what was folded since the last seal: one batch per instance with a
    * delta per pattern-hour that saw locks, and the raw rows kept. Hours that
    * ended a while ago are retired, adding their uniform sample; `final` retires
@@ -159,6 +187,8 @@ export class Aggregator {
     for (let i = 0; i < raw.length; i++) batchOf(instances[i]!).raw.push(raw[i]!);
     this.pendingRaw = [];
     this.pendingRawInstance = [];
+    for (const { instance, row } of this.pendingGaps) (batchOf(instance).gaps ??= []).push(row);
+    this.pendingGaps = [];
     const samples = this.unsealed;
     this.unsealed = 0;
     return { batches: [...byInstance.values()], samples };

@@ -1,11 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { Worker } from 'node:worker_threads';
-import { compileTemplates } from '../keys/pattern.js';
-import { Aggregator, FOLD } from './aggregator.js';
+import { aggregatorFor, type Aggregator, FOLD } from './aggregator.js';
 import { Conditions } from './conditions.js';
 import { bindToProcess, loopEndFlush } from './lifetime.js';
 import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecorderOptions } from './recorder-options.js';
-import type { LockSample, RecorderStats, SampleRecorder } from '../sample/sample.js';
+import type { LockSample, ObservationGap, RecorderStats, SampleRecorder } from '../sample/sample.js';
 import { WarnOnce, type RecorderWarning } from '../sample/warn-once.js';
 import { COMMIT, SHARED, type FromWriter, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit } from './writer/protocol.js';
 import { spawnWriterThread } from './writer/spawn.js';
@@ -78,14 +77,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.instance = resolved.instance;
     this.options = resolved;
     this.warnings = new WarnOnce(this, options.onWarning);
-    this.aggregator = new Aggregator({
-      instance: resolved.instance,
-      templates: compileTemplates([...(options.patterns ?? [])]),
-      maxPatterns: resolved.maxPatterns,
-      budget: resolved.budget,
-      rawSampleRate: resolved.rawSampleRate,
-      maxPendingRawRows: resolved.maxPendingRawRows,
-    });
+    this.aggregator = aggregatorFor(resolved.instance, options.patterns, resolved);
     this.timer = setInterval(() => {
       this.drainRequested = true;
       this.dispatch();
@@ -124,6 +116,16 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
         this.dispatch();
       });
     }
+  }
+
+  /** Keeps a gap in what a door saw (`watch`'s lost notifications) for the next write. Never throws. */
+  recordGap(gap: ObservationGap): void {
+    let kept = false;
+    try {
+      kept = !this.closed && this.aggregator.addGap(gap);
+    } catch {} // a hostile object's getter: refused like any malformed gap
+    if (kept) this.drainRequested = true;
+    else if (!this.closed) this.warnOnce('invalid-sample', 'Dropped an invalid (or the 1,001st pending) observation gap');
   }
 
   /** Current counters; see {@link RecorderStats}. */

@@ -44,7 +44,25 @@ export function hintText(hint: Hint): string {
       const [lo, hi] = alike ? [`${hint.minMs} ms`, `${hint.maxMs} ms`] : [formatMs(hint.minMs), formatMs(hint.maxMs)];
       return `Several TTLs in use (${lo}–${hi}); the most common is compared.`;
     }
+    case 'incomplete':
+      return (
+        `Counts are lower bounds: \`ttl-advisor watch\` missed notifications in ${hint.hours} hour(s) of this pattern (see the gaps), ` +
+        'so locks of those hours may be missing. The percentiles stand on the locks that were seen.'
+      );
   }
+}
+
+/** One gap in what was seen, as a sentence. */
+export function gapText(gap: Analysis['gaps'][number]): string {
+  const why =
+    gap.reason === 'output-buffer-limit'
+      ? "Redis closed the watcher's notification connection (its pubsub output-buffer limit: notifications came faster than they were read)"
+      : gap.reason === 'stopped-while-down'
+        ? 'the watcher stopped while its connection was down'
+        : 'the connection to Redis was lost';
+  const held = gap.openHolds > 0 ? `; ${formatCount(gap.openHolds)} lock(s) held then were not followed to their end` : '';
+  const span = gap.toMs - gap.fromMs < 60_000 ? `${((gap.toMs - gap.fromMs) / 1000).toFixed(1)} s` : formatSpan(gap.toMs - gap.fromMs);
+  return `${gap.source} (${gap.instance}), from ${formatTime(gap.fromMs)} for ${span}: ${why}${held}.`;
 }
 
 /** A pattern's hints, in the analysis' order. */
@@ -77,6 +95,13 @@ export function warningText(warning: AnalysisWarning): string {
       const names = warning.patterns;
       const more = names.length > NAMES_SHOWN ? ', …' : '';
       return `${warning.rows} rollup row(s) could not be read (a damaged file?) and were left out: ${names.slice(0, NAMES_SHOWN).join(', ')}${more}.`;
+    }
+    case 'gaps': {
+      const more = warning.count > warning.gaps.length ? ` (and ${warning.count - warning.gaps.length} more)` : '';
+      return (
+        `Not every lock was seen: \`ttl-advisor watch\` missed notifications ${warning.count} time(s)${more}, so the counts of the hours they touch ` +
+        `(up to ${warning.hours} per pattern, marked in each pattern) are lower bounds. ${warning.gaps.map(gapText).join(' ')}`
+      );
     }
     case 'short-window':
       return `The samples span ${formatSpan(warning.spanMs)}, less than 24 h: daily peaks may be missing, so p99 may be too low.`;

@@ -63,7 +63,7 @@ function summaryTable(analysis: Analysis): string {
   const rows = analysis.patterns.map(
     (p, i) => `<tr>
 <td class="pattern"><a href="#p-${i}">${text(p.pattern)}</a></td>
-<td>${formatCount(p.count)}</td>
+<td>${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)}</td>
 <td>${formatMs(p.holdMs.p50)}</td>
 <td>${formatMs(p.holdMs.p99)}</td>
 <td>${formatMs(p.holdMs.max)}</td>

@@ -19,6 +19,8 @@ export function renderJson(analysis: Analysis): string {
     sources: analysis.sources,
     // Sentences, as the report has always carried them (worded in hint-text.ts).
     warnings: warningSentences(analysis),
+    // Stretches of time a watcher could not see (lost notifications): counts of the hours they touch are lower bounds.
+    gaps: analysis.gaps.map((g) => ({ source: g.source, instance: g.instance, from: iso(g.fromMs), to: iso(g.toMs), reason: g.reason, openHolds: g.openHolds })),
     patterns: analysis.patterns.map((p) => ({
       pattern: p.pattern,
       count: p.count,
@@ -45,6 +47,8 @@ export function renderJson(analysis: Analysis): string {
       lastAt: iso(p.lastMs),
       hints: hintSentences(p),
       contended: p.contended,
+      // Hours a gap touched: the counts above are then lower bounds.
+      incompleteHours: p.incompleteHours,
       risk: {
         headroomP99: p.risk.headroom.p99 === null ? null : r3(p.risk.headroom.p99),
         headroomMax: p.risk.headroom.max === null ? null : r3(p.risk.headroom.max),
@@ -58,7 +62,7 @@ export function renderJson(analysis: Analysis): string {
         },
         crashWaitMs: { ...p.risk.crashWaitMs },
       },
-      hourly: p.hourly.map((h) => ({ hour: iso(h.hourStartMs), count: h.count, p99Ms: r3(h.p99Ms), maxMs: r3(h.maxMs) })),
+      hourly: p.hourly.map((h) => ({ hour: iso(h.hourStartMs), count: h.count, p99Ms: r3(h.p99Ms), maxMs: r3(h.maxMs), ...(h.incomplete && { incomplete: true }) })),
     })),
   };
   return JSON.stringify(report, null, 2) + '\n';

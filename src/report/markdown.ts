@@ -42,7 +42,7 @@ export function renderMarkdown(analysis: Analysis): string {
     for (const p of analysis.patterns) {
       const expired = p.outcomes.expired > 0 ? ` (${formatCount(p.outcomes.expired)} lost)` : '';
       lines.push(
-        `| ${markdownCode(p.pattern)} | ${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatMs(p.ttl.currentMs)} | ` +
+        `| ${markdownCode(p.pattern)} | ${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatMs(p.ttl.currentMs)} | ` +
           `**${formatMs(p.recommendedTtlMs)}** | ${VERDICT_MARK[p.verdict]} ${VERDICT_LABEL[p.verdict]}${expired}${p.contended ? ' · ⚠️ contended' : ''} |`,
       );
     }

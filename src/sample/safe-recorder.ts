@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js';
-import type { LockSample, SampleRecorder } from './sample.js';
+import type { LockSample, ObservationGap, SampleRecorder } from './sample.js';
 import { emitProcessWarning } from './warn-once.js';
 
 const combined = new WeakMap<object, SampleRecorder>();
@@ -69,4 +69,20 @@ export function safeRecorder(recorder: SampleRecorder | readonly SampleRecorder[
     combined.set(list, tee);
   }
   return tee;
+}
+
+/**
+ * Hands a gap to each recorder that keeps gaps (`recordGap`), never throwing;
+ * a recorder that keeps none (a user's own) is skipped: its counts simply
+ * carry no mark of what was missed.
+ */
+export function recordGapSafely(recorder: SampleRecorder | readonly SampleRecorder[], gap: ObservationGap): void {
+  for (const r of Array.isArray(recorder) ? recorder : [recorder]) {
+    if (typeof r?.recordGap !== 'function') continue;
+    try {
+      r.recordGap(gap);
+    } catch (error) {
+      failed(r, error);
+    }
+  }
 }

@@ -73,10 +73,42 @@ export interface RecorderStats {
 }
 
 /**
+ * A stretch of time in which a door could not see every lock: `watch`'s
+ * subscriber was disconnected (by Redis's pubsub output-buffer limit, a
+ * restart, the network), so the notifications of that time are lost. Counts
+ * of the hours it touches are lower bounds, and reports say so.
+ */
+export interface ObservationGap {
+  /** What was not seen: a watched node, `host:port`. */
+  source: string;
+  /** Epoch ms from which notifications may have been lost (the last one read before the loss). */
+  fromMs: number;
+  /** Epoch ms at which the door saw again (resubscribed), or stopped. */
+  toMs: number;
+  /** Why, as far as the door could tell. */
+  reason: GapReason;
+  /** Locks held at the loss whose end will not be seen (not recorded). */
+  openHolds: number;
+  /** Which process saw the gap; the recorder's own instance id when absent. */
+  instance?: string | undefined;
+}
+
+/**
+ * - `output-buffer-limit`: Redis closed the subscriber while it stayed up: most likely the pubsub
+ *   output-buffer limit (notifications came faster than they were read);
+ * - `connection-lost`: the connection dropped and Redis did not answer (down, restarted, network);
+ * - `stopped-while-down`: the watcher stopped before it could subscribe again.
+ */
+export type GapReason = 'output-buffer-limit' | 'connection-lost' | 'stopped-while-down';
+
+/**
  * Anything a door (the lock, `instrument`, `watch`) reports its samples to.
  * `record` must be synchronous and should not throw; the doors call it through
  * {@link safeRecorder}, which catches what it throws (or a promise it rejects).
+ * A recorder that can keep gaps (`SqliteRecorder`, `RedisStreamSink`) has
+ * `recordGap`, with the same contract.
  */
 export interface SampleRecorder {
   record(sample: LockSample): void;
+  recordGap?(gap: ObservationGap): void;
 }

@@ -37,4 +37,12 @@ export interface DeltaBatch {
    * it recorded and dropped so far, so a collector's file shows each instance's losses.
    */
   counters?: { recorded: number; dropped: number; rawDropped: number } | undefined;
+  /** Stretches of time its producer could not see every lock (`watch`'s lost notifications). */
+  gaps?: GapRow[] | undefined;
 }
+
+/**
+ * A gap in what a producer saw: [source (a watched node), fromMs, toMs, reason, openHolds].
+ * The hours it touches hold lower bounds of their counts.
+ */
+export type GapRow = [source: string, fromMs: number, toMs: number, reason: string, openHolds: number];

@@ -125,6 +125,13 @@ function mergeInto(outPath: string, inputs: readonly { path: string; version: nu
                 SELECT mi.out_id, s.updated_ms, s.recorded, s.written, s.dropped FROM src.recorder_stats s JOIN merge_instances mi ON mi.src_id = s.instance_id;
             `);
           }
+          if (input.version >= 7) {
+            out.exec(`
+              DELETE FROM main.gaps WHERE instance_id IN (SELECT out_id FROM merge_instances);
+              INSERT INTO main.gaps (instance_id, source, from_ms, to_ms, reason, open_holds)
+                SELECT mi.out_id, g.source, g.from_ms, g.to_ms, g.reason, g.open_holds FROM src.gaps g JOIN merge_instances mi ON mi.src_id = g.instance_id;
+            `);
+          }
           result.instances += (out.prepare('SELECT count(*) AS n FROM merge_instances').get() as { n: number }).n;
           out.exec('DROP TABLE merge_instances; DROP TABLE merge_patterns; DROP TABLE merge_series;');
         }).immediate();

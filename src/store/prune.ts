@@ -10,6 +10,8 @@ export interface PruneResult {
   rollupRows: number;
   fleetRollupRows: number;
   streamBatches: number;
+  /** Gaps in what a producer saw that ended before the cutoff. */
+  gaps: number;
   /** Pages given back to the file system (`auto_vacuum` files, or with `vacuum`). */
   freedBytes: number;
 }
@@ -17,8 +19,8 @@ export interface PruneResult {
 /**
  * Removes everything recorded before the hour that contains `olderThanMs`:
  * raw rows, per-instance and fleet rollups (whole hours, so every remaining
- * hour stays complete), and the exactly-once records of stream batches applied
- * before it. Each table goes in its own short transaction, so recorders writing
+ * hour stays complete), the exactly-once records of stream batches applied
+ * before it, and the gaps that ended before it. Each table goes in its own short transaction, so recorders writing
  * to the file meanwhile wait at most one delete. Freed pages are reused by
  * later writes; a file created with `auto_vacuum` (every file since schema 6)
  * gives them back to the disk, and `vacuum` rewrites any file to its size.
@@ -33,6 +35,7 @@ export function pruneOlderThan(db: Db, path: string, olderThanMs: number, option
     rollupRows: remove('DELETE FROM rollups WHERE bucket_start_ms < ?'),
     fleetRollupRows: remove('DELETE FROM fleet_rollups WHERE bucket_start_ms < ?'),
     streamBatches: remove('DELETE FROM stream_batches WHERE applied_ms < ?'),
+    gaps: remove('DELETE FROM gaps WHERE to_ms < ?'),
     freedBytes: 0,
   };
   if (options.vacuum) db.exec('VACUUM');

@@ -155,6 +155,19 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE recorder_stats ADD COLUMN raw_dropped INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE recorder_stats ADD COLUMN raw_full_ms INTEGER;
   `,
+  // 6 → 7: gaps in what a producer saw (\`watch\` lost its notifications: Redis's pubsub output-buffer
+  // limit, a restart): the hours they touch hold lower bounds of their counts.
+  `
+  CREATE TABLE gaps (
+    instance_id INTEGER NOT NULL REFERENCES instances(id),
+    source      TEXT    NOT NULL,
+    from_ms     INTEGER NOT NULL,
+    to_ms       INTEGER NOT NULL,
+    reason      TEXT    NOT NULL,
+    open_holds  INTEGER NOT NULL,
+    PRIMARY KEY (instance_id, source, from_ms)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 // The type's home is format.ts; named here too for the modules that import it with the openers.

@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { OVERFLOW_PATTERN } from '../keys/pattern.js';
-import type { DeltaBatch, FoldedRollup, RawRow } from './input.js';
+import type { DeltaBatch, FoldedRollup, GapRow, RawRow } from './input.js';
 import { ROLLUP_VALUE_COLUMNS, RollupSum, rollupValuesSql, type RollupValues } from './rollup.js';
 import type { Db } from './db.js';
 
@@ -37,6 +37,8 @@ export interface WriteResult {
   patternOverflow: number;
   /** Stored rollup rows that could not be decoded and were replaced by the new data alone. */
   replacedUnreadable: number;
+  /** Gaps stored. */
+  gaps: number;
 }
 
 export interface ApplyOptions {
@@ -74,6 +76,7 @@ export class SampleWriter {
   private readonly upsertStats: Statement;
   private readonly insertStreamBatch: Statement;
   private readonly selectStats: Statement;
+  private readonly upsertGap: Statement;
   // Reused for every row merge: decoding into dense arrays and encoding off them needs no sorting.
   private readonly scratch = new RollupSum();
   private readonly params = new Array<unknown>(ROWS_PER_INSERT * RAW_COLUMNS);
@@ -117,6 +120,11 @@ export class SampleWriter {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.selectStats = db.prepare('SELECT written, raw_written FROM recorder_stats WHERE instance_id = ?');
+    // A gap recorded again (a redelivered batch, a later, longer view of the same gap) keeps its longest extent.
+    this.upsertGap = db.prepare(
+      `INSERT INTO gaps (instance_id, source, from_ms, to_ms, reason, open_holds) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (instance_id, source, from_ms) DO UPDATE SET to_ms = max(to_ms, excluded.to_ms), open_holds = max(open_holds, excluded.open_holds)`,
+    );
     this.insertStreamBatch = db.prepare(
       'INSERT OR IGNORE INTO stream_batches (instance_id, epoch, seq, applied_ms) VALUES (?, ?, ?, ?)',
     );
@@ -162,6 +170,7 @@ export class SampleWriter {
     const raw = this.result.raw;
     for (const rollup of batch.rollups) this.upsert(rollup, instanceId);
     if (batch.raw.length > 0) this.insertRaw(batch.raw, instanceId);
+    if (batch.gaps) this.insertGaps(batch.gaps, instanceId);
     if (batch.counters) this.storeProducerCounters(instanceId, batch.counters, this.result.samples - samples, this.result.raw - raw);
   }
 
@@ -173,6 +182,11 @@ export class SampleWriter {
   private storeProducerCounters(instanceId: number, c: NonNullable<DeltaBatch['counters']>, samples: number, raw: number): void {
     const before = this.selectStats.get(instanceId) as { written: number; raw_written: number } | undefined;
     this.upsertStats.run(instanceId, Date.now(), c.recorded, (before?.written ?? 0) + samples, c.dropped, (before?.raw_written ?? 0) + raw, c.rawDropped, null);
+  }
+
+  private insertGaps(gaps: readonly GapRow[], instanceId: number): void {
+    for (const [source, fromMs, toMs, reason, openHolds] of gaps) this.upsertGap.run(instanceId, source, fromMs, toMs, reason, openHolds);
+    this.result.gaps += gaps.length;
   }
 
   private insertRaw(rows: readonly RawRow[], instanceId: number): void {
@@ -287,5 +301,5 @@ export class SampleWriter {
 }
 
 function emptyResult(): WriteResult {
-  return { applied: 0, duplicates: 0, samples: 0, raw: 0, rawOverLimit: 0, patternOverflow: 0, replacedUnreadable: 0 };
+  return { applied: 0, duplicates: 0, samples: 0, raw: 0, rawOverLimit: 0, patternOverflow: 0, replacedUnreadable: 0, gaps: 0 };
 }

@@ -41,6 +41,8 @@ export const MAX_DB_INDEX = 2 ** 31 - 1;
 export interface ResolvedWatchOptions {
   url: string;
   recorder: SampleRecorder;
+  /** The recorders as given: gaps go to those that keep them. */
+  recorders: readonly SampleRecorder[];
   match: string;
   dbIndex: number | undefined;
   templates: readonly CompiledTemplate[];
@@ -60,6 +62,7 @@ export function resolveWatchOptions(options: WatchOptions): ResolvedWatchOptions
   return {
     url: nonEmptyString('url', options.url),
     recorder: safeRecorder(options.recorder),
+    recorders: Array.isArray(options.recorder) ? [...(options.recorder as readonly SampleRecorder[])] : [options.recorder as SampleRecorder],
     match: nonEmptyString('match', options.match, d.match),
     dbIndex: options.dbIndex === undefined ? undefined : integerOption('dbIndex', options.dbIndex, undefined, 0, MAX_DB_INDEX),
     templates: compileTemplates(optionalStrings('patterns', options.patterns) ?? []),

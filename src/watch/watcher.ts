@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { TtlAdvisorError, WatchError } from '../errors.js';
+import { recordGapSafely } from '../sample/safe-recorder.js';
+import type { GapReason } from '../sample/sample.js';
+import { diagnoseLoss, lossNotice } from './gaps.js';
 import { KeyspaceTracker, type WatchStats } from './keyspace-tracker.js';
 import { checkNotifications, renewLease, restoreNotifications, select, type SettingsContext, type SettingsNode } from './notification-settings.js';
 import { resolveWatchOptions, type ResolvedWatchOptions, type WatchOptions } from './options.js';
@@ -14,6 +17,10 @@ interface Node extends SettingsNode {
   sub: RespConnection | undefined;
   downSince: number | undefined;
   removed: boolean;
+  /** When the last notification was read (monotonic ms): notifications after it may be lost with the connection. */
+  lastReadPerf: number;
+  /** The gap being lived through, recorded when the node is back (or the watcher stops). */
+  gap: { fromMs: number; reason: GapReason; openHolds: number } | undefined;
 }
 
 const TOPOLOGY_POLL_MS = 5000;
@@ -78,7 +85,10 @@ export class KeyspaceWatcher {
     this.stopping = true;
     clearInterval(this.poll);
     clearInterval(this.renewal);
-    for (const node of this.nodes.values()) node.sub?.close();
+    for (const node of this.nodes.values()) {
+      node.sub?.close();
+      if (node.gap) this.recordGap(node, 'stopped-while-down');
+    }
     await Promise.all([...this.nodes.values()].map((node) => restoreNotifications(this.settings, node)));
     for (const node of this.nodes.values()) node.cmd?.close();
     return { abandoned: this.tracker.close() };
@@ -109,7 +119,19 @@ export class KeyspaceWatcher {
 
   private async addNode(address: NodeAddress): Promise<void> {
     const id = `${address.host}:${address.port}`;
-    const node: Node = { id, address, sub: undefined, cmd: undefined, cmdDb: 0, marks: undefined, original: undefined, downSince: undefined, removed: false };
+    const node: Node = {
+      id,
+      address,
+      sub: undefined,
+      cmd: undefined,
+      cmdDb: 0,
+      marks: undefined,
+      original: undefined,
+      downSince: undefined,
+      removed: false,
+      lastReadPerf: performance.now(),
+      gap: undefined,
+    };
     this.nodes.set(id, node);
     await this.connect(node);
   }
@@ -143,6 +165,7 @@ export class KeyspaceWatcher {
   private onMessage(node: Node, [, , channel, event]: Reply[]): void {
     if (!Buffer.isBuffer(channel) || !Buffer.isBuffer(event)) return;
     const now = performance.now();
+    node.lastReadPerf = now;
     // __keyspace@<db>__:<key>
     const at = channel.indexOf('__:', 11);
     if (at < 0) return;
@@ -156,11 +179,35 @@ export class KeyspaceWatcher {
   private onLost(node: Node, sub: RespConnection): void {
     if (this.stopping || node.sub !== sub) return;
     node.sub = undefined;
-    node.cmd?.close();
-    node.downSince = performance.now();
-    const dropped = this.tracker.dropNode(node.id);
-    this.options.onNotice?.(`lost ${node.id}: ${dropped} open lock(s) dropped (their end will not be seen); reconnecting`);
-    void this.reconnect(node);
+    const now = performance.now();
+    node.downSince = now;
+    const openHolds = this.tracker.dropNode(node.id);
+    // Notifications Redis had queued for us after the last one read are gone with the connection.
+    const fromMs = Date.now() - (now - node.lastReadPerf);
+    const cmd = node.cmd;
+    node.gap = { fromMs, reason: 'connection-lost', openHolds };
+    void diagnoseLoss(cmd).then((diagnosis) => {
+      cmd?.close();
+      if (node.gap?.fromMs === fromMs) node.gap.reason = diagnosis.reason;
+      this.options.onNotice?.(lossNotice(node.id, diagnosis, fromMs, openHolds));
+      return this.reconnect(node);
+    });
+  }
+
+  /** Hands the node's gap, now over, to the recorders that keep gaps. */
+  private recordGap(node: Node, reason?: GapReason): void {
+    const gap = node.gap;
+    if (!gap) return;
+    node.gap = undefined;
+    const { instance } = this.options;
+    recordGapSafely(this.options.recorders, {
+      source: node.id,
+      fromMs: gap.fromMs,
+      toMs: Date.now(),
+      reason: reason ?? gap.reason,
+      openHolds: gap.openHolds,
+      ...(instance !== undefined && { instance }),
+    });
   }
 
   private async reconnect(node: Node): Promise<void> {
@@ -169,9 +216,11 @@ export class KeyspaceWatcher {
       if (this.stopping || node.removed) return;
       try {
         await this.connect(node);
-        const downMs = performance.now() - (node.downSince ?? performance.now());
+        const lostMs = Date.now() - (node.gap?.fromMs ?? Date.now());
         node.downSince = undefined;
-        this.options.onNotice?.(`back on ${node.id} after ${(downMs / 1000).toFixed(1)} s; locks set and released meanwhile were not seen`);
+        node.lastReadPerf = performance.now();
+        this.recordGap(node);
+        this.options.onNotice?.(`back on ${node.id}: ${(lostMs / 1000).toFixed(1)} s of notifications were not seen (recorded as a gap)`);
         return;
       } catch (error) {
         node.cmd?.close();

@@ -60,6 +60,7 @@ export function patternAnalysis(pattern: string, facts: PatternFacts = {}, polic
     hourly: [],
     distribution: [],
     unreadableRows: 0,
+    incompleteHours: 0,
     risk: riskOf(new DenseHistogram(), currentTtlMs, recommendedTtlMs, spanMs),
     ...(facts.expiredHoldsMs && { expiredHoldsMs: facts.expiredHoldsMs }),
   };
@@ -77,5 +78,6 @@ export function analysisOf(patterns: PatternAnalysis[], policy: RecommendationPo
     sources: ['samples.db'],
     patterns,
     warnings: [],
+    gaps: [],
   };
 }

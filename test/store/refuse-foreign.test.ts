@@ -58,7 +58,7 @@ function notSqlite(): string {
 const refused: [string, () => string, RegExp][] = [
   ['a foreign file (rollback journal)', () => foreignFile('delete'), /is not a ttl-advisor samples database: it holds another application's tables \(users\)/],
   ['a foreign file (WAL)', () => foreignFile('wal'), /is not a ttl-advisor samples database/],
-  ['a newer schema', newerFile, /has schema version 7, newer than this ttl-advisor understands \(6\); upgrade ttl-advisor/],
+  ['a newer schema', newerFile, new RegExp(`has schema version ${SCHEMA_VERSION + 1}, newer than this ttl-advisor understands \\(${SCHEMA_VERSION}\\); upgrade ttl-advisor`)],
   ['a corrupt file', corruptFile, /is not a readable SQLite database: .*malformed/],
   ['a file that is not SQLite', notSqlite, /not a database/],
 ];

@@ -5,7 +5,7 @@ import { TtlAdvisorError } from '../../errors.js';
 import type { StreamClient } from '../../fleet/stream-client.js';
 import { STREAM_SINK_DEFAULTS, RedisStreamSink } from '../../fleet/stream-sink.js';
 import { DEFAULT_DB_PATH } from '../../record/recorder-options.js';
-import type { LockSample } from '../../sample/sample.js';
+import type { LockSample, ObservationGap } from '../../sample/sample.js';
 import { SqliteRecorder } from '../../record/sqlite-recorder.js';
 import { openForWriting, schemaVersionOf } from '../../store/schema.js';
 import { MAX_DB_INDEX } from '../../watch/options.js';
@@ -63,7 +63,7 @@ export function registerWatch(program: Command, io: Io): void {
       let recorder: SqliteRecorder | RedisStreamSink | undefined;
       // The recorder is made once the watcher runs, so a Redis that cannot be watched leaves no file behind.
       // Samples need a `del` or `expired` after a `set`: none can arrive before it exists.
-      const forward = { record: (sample: LockSample) => recorder?.record(sample) };
+      const forward = { record: (sample: LockSample) => recorder?.record(sample), recordGap: (gap: ObservationGap) => recorder?.recordGap(gap) };
       try {
         watcher = await KeyspaceWatcher.start({
           url,

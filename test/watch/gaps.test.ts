@@ -1,0 +1,138 @@
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { analyze, renderJson, renderMarkdown } from '../../src/index.js';
+import { warningSentences } from '../../src/report/hint-text.js';
+import { openForReading } from '../../src/store/schema.js';
+import { startChild } from '../helpers/child.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { tempDir } from '../helpers/temp.js';
+
+/**
+ * Issue 22, item 2: when Redis disconnects the watcher's subscriber (its pubsub
+ * output-buffer limit, here made small), the notifications it had queued are
+ * gone. The watcher says which limit and what to do, records the gap in the
+ * file, and the report marks those hours' counts as lower bounds.
+ */
+
+const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const dir = tempDir();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const running: ChildProcess[] = [];
+let server: RedisServer;
+let redis: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new Redis(server.url);
+  await redis.config('SET', 'notify-keyspace-events', 'Kg$x');
+});
+afterEach(async () => {
+  for (const p of running.splice(0)) {
+    if (p.signalCode === 'SIGSTOP' || p.exitCode === null) p.kill('SIGCONT');
+    if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  }
+  await redis.config('SET', 'client-output-buffer-limit', 'pubsub 33554432 8388608 60');
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.stop();
+});
+
+function watch(db: string) {
+  return startChild(process.execPath, ['--import', 'tsx', cli, 'watch', '--redis', server.url, '--db', db, '--progress-ms', '500'], running);
+}
+
+/** `n` locks, 2,000 at a time: taken, held 30 ms (so the watcher reads their TTL), released; keys long enough to fill buffers fast. */
+async function locks(prefix: string, n: number): Promise<void> {
+  const pad = 'x'.repeat(150);
+  for (let start = 0; start < n; start += 2000) {
+    const keys = Array.from({ length: Math.min(n, start + 2000) - start }, (_, i) => `${prefix}:${pad}:lock:${start + i}`);
+    const take = redis.pipeline();
+    for (const key of keys) take.set(key, 't', 'PX', 10_000, 'NX');
+    await take.exec();
+    await sleep(30);
+    const release = redis.pipeline();
+    for (const key of keys) release.eval('if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0', 1, key, 't');
+    await release.exec();
+  }
+}
+
+function gapsIn(db: string) {
+  const file = openForReading(db);
+  try {
+    return file.prepare('SELECT source, from_ms AS fromMs, to_ms AS toMs, reason, open_holds AS openHolds FROM gaps').all() as {
+      source: string;
+      fromMs: number;
+      toMs: number;
+      reason: string;
+      openHolds: number;
+    }[];
+  } finally {
+    file.close();
+  }
+}
+
+describe('ttl-advisor watch: what Redis dropped (item 2)', () => {
+  it('item 2: a subscriber Redis cut off at its pubsub output-buffer limit is said plainly, its gap is recorded, and the report marks the counts as lower bounds', async () => {
+    await redis.config('SET', 'client-output-buffer-limit', 'pubsub 262144 131072 1');
+    const db = join(dir, 'cut.db');
+    const w = watch(db);
+    await w.said('subscribed on 1 node');
+    await locks('before', 50); // seen: confirms the pattern
+    await sleep(300);
+    const before = Date.now();
+    // The watcher stops reading (as a starved process does); Redis queues its notifications until the limit.
+    w.proc.kill('SIGSTOP');
+    await locks('during', 30_000);
+    w.proc.kill('SIGCONT');
+    await w.said(/pubsub output-buffer limit \(client-output-buffer-limit pubsub 262144 131072 1\)/, 30_000);
+    await w.said(/back on 127\.0\.0\.1:\d+: [\d.]+ s of notifications were not seen \(recorded as a gap\)/, 30_000);
+    await locks('after', 50);
+    await sleep(500);
+    w.proc.kill('SIGTERM');
+    expect((await w.exited).code, w.output()).toBe(0);
+    expect(w.output()).toMatch(/Raise the limit \(CONFIG SET client-output-buffer-limit "pubsub 256mb 64mb 60"/);
+
+    const [gap, ...more] = gapsIn(db);
+    expect(more).toEqual([]);
+    expect(gap).toMatchObject({ source: `127.0.0.1:${server.port}`, reason: 'output-buffer-limit' });
+    // From the last notification read (before the flood) to when it was back.
+    expect(gap!.fromMs).toBeGreaterThanOrEqual(before - 1000);
+    expect(gap!.fromMs).toBeLessThanOrEqual(before + 5000);
+    expect(gap!.toMs).toBeGreaterThan(gap!.fromMs);
+
+    const analysis = analyze([db]);
+    // Every pattern the watcher recorded has its counts marked as lower bounds for the hour(s) of the gap.
+    for (const pattern of analysis.patterns) {
+      expect(pattern.incompleteHours).toBeGreaterThanOrEqual(1);
+      expect(pattern.hourly.some((h) => h.incomplete)).toBe(true);
+    }
+    expect(renderMarkdown(analysis)).toMatch(/\| ≥ [\d,]+ \|/);
+    const said = warningSentences(analysis).join(' ');
+    expect(said).toMatch(/Not every lock was seen: `ttl-advisor watch` missed notifications 1 time\(s\)/);
+    expect(said).toMatch(/Redis closed the watcher's notification connection \(its pubsub output-buffer limit/);
+    // The locks taken while the watcher was stopped are not invented: their pattern is not there at all.
+    expect(analysis.patterns.map((p) => p.pattern.split(':')[0]).sort()).toEqual(['after', 'before']);
+    const json = JSON.parse(renderJson(analysis)) as { gaps: { reason: string }[]; patterns: { incompleteHours: number }[] };
+    expect(json.gaps).toMatchObject([{ reason: 'output-buffer-limit' }]);
+    expect(json.patterns[0]!.incompleteHours).toBeGreaterThanOrEqual(1);
+  }, 120_000);
+
+  it('item 2 (control): a watcher that keeps up under the default limit records every lock and no gap', async () => {
+    const db = join(dir, 'kept-up.db');
+    const w = watch(db);
+    await w.said('subscribed on 1 node');
+    await locks('steady', 3000);
+    await sleep(1000);
+    w.proc.kill('SIGTERM');
+    expect((await w.exited).code, w.output()).toBe(0);
+    expect(gapsIn(db)).toEqual([]);
+    const analysis = analyze([db]);
+    expect(analysis.patterns.map((p) => [p.count, p.incompleteHours])).toEqual([[3000, 0]]);
+    expect(analysis.gaps).toEqual([]);
+    expect(renderMarkdown(analysis)).not.toMatch(/≥/);
+  }, 120_000);
+});
