@@ -1,8 +1,8 @@
 import { ConfigError } from '../errors.js';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { DAY_MS } from '../units.js';
-import { markIncompleteHours, type ObservedGap } from './gaps.js';
-import type { AnalysisWarning, HeldData } from './hints.js';
+import { markIncompleteHours } from './gaps.js';
+import type { AnalysisWarning, HeldData, ObservedGap } from './hints.js';
 import { RollupReader } from './read-rollups.js';
 import { resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
 import { summarize, type PatternAnalysis } from './summarize.js';

@@ -1,14 +1,9 @@
 import type { Db } from '../store/db.js';
 import { BUCKET_MS } from '../store/format.js';
 import { schemaVersionOf } from '../store/schema.js';
-import type { Hint, ObservedGap } from './hints.js';
+import type { GapWithPatterns, Hint, ObservedGap } from './hints.js';
 
-export type { ObservedGap } from './hints.js';
-
-/** A gap with the patterns its producer recorded: the ones whose counts it can have cut. */
-export interface GapWithPatterns extends ObservedGap {
-  patterns: ReadonlySet<string>;
-}
+export type { GapWithPatterns, ObservedGap } from './hints.js';
 
 /** The gaps of one database that touch the window, each with the patterns its instance recorded. */
 export function readGaps(db: Db, fromBucket: number, toBucket: number): GapWithPatterns[] {

@@ -89,3 +89,8 @@ export function patternHints(f: HintFigures): Hint[] {
   if (f.ttl.minMs !== f.ttl.maxMs) hints.push({ kind: 'several-ttls', minMs: f.ttl.minMs, maxMs: f.ttl.maxMs });
   return hints;
 }
+
+/** A gap with the patterns its producer recorded: the ones whose counts it can have cut. */
+export interface GapWithPatterns extends ObservedGap {
+  patterns: ReadonlySet<string>;
+}

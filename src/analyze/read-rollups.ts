@@ -5,8 +5,8 @@ import { rollupValuesSql, type RollupValues } from '../store/rollup.js';
 import type { Statement } from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { openForReading, schemaVersionOf } from '../store/schema.js';
-import { readGaps, type GapWithPatterns } from './gaps.js';
-import type { AnalysisWarning, HeldData } from './hints.js';
+import { readGaps } from './gaps.js';
+import type { AnalysisWarning, GapWithPatterns, HeldData } from './hints.js';
 
 /** One rollup row as the analyzer reads it: the hour bucket, then the values. */
 export type HourRow = [bucketStartMs: number, ...values: RollupValues];

@@ -7,6 +7,7 @@ const watcher = await KeyspaceWatcher.start({
   url: process.argv[2],
   configure: true,
   recorder: { record: (s) => out.push(`${JSON.stringify([s.key, s.holdMs])}\n`) },
+  onNotice: (message) => out.push(`notice: ${message.replace(/\n/g, ' ')}\n`),
 });
 const flush = setInterval(() => out.length && process.stdout.write(out.splice(0).join('')), 100);
 process.stdout.write('ready\n');

@@ -29,6 +29,8 @@ async function startWatcher(url: string) {
     await sleep(20);
   }
   return {
+    /** Samples printed so far, and whether Redis cut the watcher off. */
+    progress: () => ({ samples: (output.match(/^\[/gm) ?? []).length, cut: /pubsub output-buffer limit/.test(output) }),
     async stop(): Promise<Map<string, number>> {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
@@ -87,11 +89,62 @@ async function accuracyAt(redis: Redis, url: string, concurrency: number, locks:
   return accuracy;
 }
 
+/**
+ * The lock rate one watcher keeps up with: pipelined lock cycles (2,000 held 20 ms at a time, so their
+ * TTLs are read) as fast as Redis takes them for `seconds`, watched by a watcher process on the same 2
+ * cores; what it recorded per second, how long it took to catch up, and whether Redis cut it off at the
+ * default pubsub output-buffer limit (32 MB hard, 8 MB for 60 s). Above its rate the backlog grows in
+ * Redis until the limit cuts the watcher off (and the gap is recorded).
+ */
+async function keepsUp(redis: Redis, url: string, seconds: number) {
+  const watcher = await startWatcher(url);
+  const started = performance.now();
+  let taken = 0;
+  while (performance.now() - started < seconds * 1000) {
+    const keys = Array.from({ length: 2000 }, (_, i) => `bench:keepup:lock:${taken + i}`);
+    const take = redis.pipeline();
+    for (const key of keys) take.set(key, 't', 'PX', 10_000, 'NX');
+    await take.exec();
+    await sleep(20);
+    const release = redis.pipeline();
+    for (const key of keys) release.evalsha(RELEASE.sha, 1, key, 't');
+    await release.exec();
+    taken += keys.length;
+  }
+  const floodMs = performance.now() - started;
+  // Caught up when every lock is recorded, or when nothing new came for 2 s (a cut-off watcher never will).
+  let last = watcher.progress().samples;
+  let quietSince = performance.now();
+  while (last < taken && performance.now() - quietSince < 2000) {
+    await sleep(50);
+    const now = watcher.progress().samples;
+    if (now !== last) [last, quietSince] = [now, performance.now()];
+  }
+  const caughtUpMs = performance.now() - started;
+  const { cut } = watcher.progress();
+  await watcher.stop();
+  const result = {
+    seconds: round(floodMs / 1000, 1),
+    locksTakenPerSec: round(taken / (floodMs / 1000), 0),
+    recorded: last,
+    taken,
+    watcherLocksPerSec: round(last / (Math.min(caughtUpMs, last < taken ? quietSince - started : caughtUpMs) / 1000), 0),
+    lagAfterFloodMs: round(caughtUpMs - floodMs, 0),
+    cutOffByRedis: cut,
+  };
+  log(
+    `watch keeps up: ${formatRate(result.locksTakenPerSec)} lock cycles for ${result.seconds} s; the watcher recorded ${result.recorded} of ${result.taken} ` +
+      `(${formatRate(result.watcherLocksPerSec)}), ${result.lagAfterFloodMs} ms behind at the end${cut ? '; Redis cut it off at its pubsub output-buffer limit' : ', never cut off'}`,
+  );
+  return result;
+}
+
 export async function benchWatch(url: string, port: number) {
   const redis = new Redis(url);
   await redis.config('SET', 'notify-keyspace-events', '');
   await redis.script('LOAD', RELEASE.source);
   const accuracy = [await accuracyAt(redis, url, 4, 1500), await accuracyAt(redis, url, 16, 3000)];
+  const keepUp = await keepsUp(redis, url, 8);
 
   // Redis's cost: lock cycles with notifications off vs on (a watcher subscribed)
   const cycle = async (worker: number) => {
@@ -147,5 +200,5 @@ export async function benchWatch(url: string, port: number) {
       `${formatRate(cost.lockCyclesWatched)} on, a watcher process subscribed on the same 2 cores (ratio ${cost.ratioWatched})` +
       (redisBenchmark ? `; redis-benchmark SET ${formatRate(redisBenchmark.offPerSec)} off, ${formatRate(redisBenchmark.onPerSec)} with every key notified and subscribed: ratio ${redisBenchmark.ratio}` : ''),
   );
-  return { accuracy, cost, redisBenchmark };
+  return { accuracy, keepUp, cost, redisBenchmark };
 }
