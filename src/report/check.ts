@@ -57,7 +57,7 @@ export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): st
       const p = row.analysis;
       lines.push(
         `| ${markdownCode(row.pattern)} | ${formatMs(row.configuredTtlMs)} | **${formatMs(row.recommendedTtlMs)}** | ${change(row)} | ` +
-          `${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatCount(row.expirations)} | ${note(row)} |`,
+          `${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatCount(row.expirations)} | ${note(row)} |`,
       );
     }
     lines.push('');

@@ -120,9 +120,11 @@ function mergeInto(outPath: string, inputs: readonly { path: string; version: nu
             )
             .run().changes;
           if (input.version >= 2) {
+            // The raw-row counters came with version 6: older inputs had none to carry.
+            const raw = input.version >= 6 ? 's.raw_written, s.raw_dropped, s.raw_full_ms' : '0, 0, NULL';
             out.exec(`
-              INSERT OR REPLACE INTO main.recorder_stats (instance_id, updated_ms, recorded, written, dropped)
-                SELECT mi.out_id, s.updated_ms, s.recorded, s.written, s.dropped FROM src.recorder_stats s JOIN merge_instances mi ON mi.src_id = s.instance_id;
+              INSERT OR REPLACE INTO main.recorder_stats (instance_id, updated_ms, recorded, written, dropped, raw_written, raw_dropped, raw_full_ms)
+                SELECT mi.out_id, s.updated_ms, s.recorded, s.written, s.dropped, ${raw} FROM src.recorder_stats s JOIN merge_instances mi ON mi.src_id = s.instance_id;
             `);
           }
           if (input.version >= 7) {

@@ -81,7 +81,7 @@ const MAX_AWAITING_PER_PATTERN = 1000;
  * as 1,000 ms. The trip from the SET to the PTTL is well under a millisecond on
  * a healthy network and a few when Redis or this process is busy, so 3 ms keeps
  * the usual allowance for short TTLs (a 100 ms TTL answered as 97 is still 100).
- * 2 % is ten times what the notification's unseen trip is allowed (0.2 %), so
+ * 2 % is twice what the notification's unseen trip is allowed (1 %, at most 20 ms), so
  * a stall of hundreds of ms still rounds a TTL of tens of seconds, while a TTL
  * that is not round is never read more than 2 % high. A longer stall reads the
  * TTL low by what exceeds the cap (10,000 answered as 9,703 is recorded as
@@ -251,8 +251,9 @@ export class KeyspaceTracker {
     }
     if (pttl >= 0) {
       // The SET ran before its notification left Redis; PTTL ran before its reply arrived. The notification's
-      // own trip (and this process waiting for a CPU) is not seen: a few ms more, never over 0.2 % of the TTL.
-      const ttl = likelyTtl(pttl, repliedMs - (first ? o.setMs : askedMs) + 1 + Math.min(5, pttl * 0.002));
+      // own trip, and this process waiting for a CPU before it read it, are not seen: on a loaded host that is
+      // often 5–20 ms (a 7,000 ms TTL answered as 6,991), so up to 20 ms more, never over 1 % of the TTL.
+      const ttl = likelyTtl(pttl, repliedMs - (first ? o.setMs : askedMs) + 1 + Math.min(20, pttl * 0.01));
       if (first) {
         o.ttlMs = ttl;
         this.learnTtl(this.patternOf(o.key), ttl);

@@ -28,6 +28,22 @@ describe('merging databases', () => {
     expect(queryDb(out, 'SELECT count(*) AS n FROM samples')).toEqual(queryDb(out, 'SELECT count(*) AS n FROM raw_samples'));
   });
 
+  it("carries each recorder's counters, raw-row counts included (stats on the merged file shows what each instance wrote and dropped)", () => {
+    const input = buildDb(dir, 'counters.db', { seed: 3, hours: 2, instancePrefix: 'host-c' });
+    const c = input;
+    const db = new Database(c);
+    db.exec(`INSERT OR REPLACE INTO recorder_stats (instance_id, updated_ms, recorded, written, dropped, raw_written, raw_dropped, raw_full_ms)
+             SELECT id, 1700000000000, 100, 100, 0, 50, 7, 1700000000000 FROM instances`);
+    const before = db.prepare('SELECT count(*) AS n FROM recorder_stats').get() as { n: number };
+    db.close();
+    expect(before.n).toBeGreaterThan(0);
+    const out = join(dir, 'counters-merged.db');
+    mergeDatabases(out, [input]);
+    const rows = queryDb<{ raw_written: number; raw_dropped: number; raw_full_ms: number }>(out, 'SELECT raw_written, raw_dropped, raw_full_ms FROM recorder_stats');
+    expect(rows).toHaveLength(before.n);
+    expect(rows.every((r) => r.raw_written === 50 && r.raw_dropped === 7 && r.raw_full_ms === 1700000000000)).toBe(true);
+  });
+
   it('merging the same input twice does not double-count', () => {
     const out = join(dir, 'twice.db');
     mergeDatabases(out, [a, b]);

@@ -11,7 +11,7 @@ export function renderTable(analysis: Analysis): string {
   const header = ['pattern', 'samples', 'p99', 'current TTL', 'recommended', 'verdict'];
   const rows = analysis.patterns.map((p) => [
     truncate(printable(p.pattern), MAX_PATTERN_WIDTH),
-    formatCount(p.count),
+    `${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)}`,
     formatMs(p.holdMs.p99),
     formatMs(p.ttl.currentMs),
     formatMs(p.recommendedTtlMs),
