@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/cli/redis.js';
 import { TtlAdvisorError } from '../../src/errors.js';
 import { sendCommandOf } from '../../src/redis-client.js';
 import { nodeOfUrl } from '../../src/redis-url.js';
 import { KeyspaceWatcher } from '../../src/watch/watcher.js';
 import { runCli } from '../helpers/cli.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { useOwnRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
 
 const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -20,14 +20,7 @@ const dir = tempDir();
 // Its own server: a test sets a password on it, another writes to database 3.
 let server: RedisServer;
 let admin: Redis;
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url);
-});
-afterAll(async () => {
-  admin.disconnect();
-  await server.stop();
-});
+useOwnRedisServer((s, client) => void ([server, admin] = [s, client]));
 
 /** Runs a command in process: exit code, stdout, and stderr's lines. */
 async function cliLines(args: string[]) {

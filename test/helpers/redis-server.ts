@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 
 /** A redis-server process owned by a test: it can be killed and restarted on the same port. */
 export interface RedisServer {
@@ -69,4 +70,23 @@ export async function startRedisServer(): Promise<RedisServer> {
 
   await start();
   return { port, url: `redis://127.0.0.1:${port}`, kill, start, stop: kill };
+}
+
+/**
+ * A redis-server of the test file's own (its tests may kill, pause or reconfigure it) and a client
+ * on it, started before the file's tests and stopped after; `ready` runs once both are up.
+ */
+export function useOwnRedisServer(ready: (server: RedisServer, client: Redis) => void | Promise<void>): void {
+  let server: RedisServer | undefined;
+  let client: Redis | undefined;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    client = new Redis(server.url);
+    client.on('error', () => undefined); // a test may kill the server under it
+    await ready(server, client);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await server?.stop();
+  });
 }

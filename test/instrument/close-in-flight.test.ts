@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import Redlock from 'redlock';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { instrumentationOf, instrument } from '../../src/index.js';
 import { CLIENT_KINDS, connectClient, type TestClient } from '../helpers/clients.js';
 import { MemoryRecorder } from '../helpers/memory-recorder.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { useOwnRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
 /**
  * Issue 22, item 8: `close()` while an acquire's reply is on its way. The server
@@ -23,14 +23,7 @@ const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
 
 let server: RedisServer;
 let admin: Redis;
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url);
-});
-afterAll(async () => {
-  admin?.disconnect();
-  await server?.stop();
-});
+useOwnRedisServer((s, client) => void ([server, admin] = [s, client]));
 
 type NodeRedis = { set(k: string, v: string, o: object): Promise<unknown>; eval(s: string, o: object): Promise<unknown> };
 

@@ -2,12 +2,12 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { analyze, renderJson, renderMarkdown } from '../../src/index.js';
 import { warningSentences } from '../../src/report/hint-text.js';
 import { openForReading } from '../../src/store/schema.js';
 import { startChild } from '../helpers/child.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { useOwnRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -24,9 +24,8 @@ const running: ChildProcess[] = [];
 let server: RedisServer;
 let redis: Redis;
 
-beforeAll(async () => {
-  server = await startRedisServer();
-  redis = new Redis(server.url);
+useOwnRedisServer(async (s, client) => {
+  [server, redis] = [s, client];
   await redis.config('SET', 'notify-keyspace-events', 'Kg$x');
 });
 afterEach(async () => {
@@ -35,10 +34,6 @@ afterEach(async () => {
     if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
   }
   await redis.config('SET', 'client-output-buffer-limit', 'pubsub 33554432 8388608 60');
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
 });
 
 function watch(db: string) {

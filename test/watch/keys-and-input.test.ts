@@ -3,13 +3,13 @@ import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeyspaceWatcher } from '../../src/index.js';
 import { openForWriting } from '../../src/store/schema.js';
 import { SCHEMA_VERSION } from '../../src/store/format.js';
 import { runCli } from '../helpers/cli.js';
 import { MemoryRecorder } from '../helpers/memory-recorder.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { useOwnRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -23,14 +23,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let server: RedisServer;
 let redis: Redis;
 
-beforeAll(async () => {
-  server = await startRedisServer();
-  redis = new Redis(server.url);
+useOwnRedisServer(async (s, client) => {
+  [server, redis] = [s, client];
   await redis.config('SET', 'notify-keyspace-events', 'KA');
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
 });
 
 /** `ttl-advisor watch …` that must refuse at once: its exit code and its stderr lines. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LockSample } from '../../src/index.js';
-import { KeyspaceTracker, likelyTtl } from '../../src/watch/keyspace-tracker.js';
+import { KeyspaceTracker } from '../../src/watch/keyspace-tracker.js';
 import { missingClasses, notificationsOffMessage, withNeededClasses } from '../../src/watch/notifications.js';
 import { ReplyParser, encodeCommand, nodeOfUrl, type Reply } from '../../src/watch/resp.js';
 
@@ -15,17 +15,6 @@ describe('the notification classes watch needs', () => {
     expect(notificationsOffMessage('h:1', '')).toBe(
       'Keyspace notifications on h:1 lack Kg$x (notify-keyspace-events is ""): run CONFIG SET notify-keyspace-events Kg$x (on a managed Redis, set the parameter notify-keyspace-events to Kg$x), or pass --configure',
     );
-  });
-});
-
-describe('the TTL a client most likely set', () => {
-  it('is the roundest value PTTL and its delay allow, the smallest among equals', () => {
-    expect(likelyTtl(9999, 2)).toBe(10_000);
-    expect(likelyTtl(10_000, 2)).toBe(10_000);
-    expect(likelyTtl(149, 1.4)).toBe(150);
-    expect(likelyTtl(1233, 1.2)).toBe(1233);
-    expect(likelyTtl(29_995, 6)).toBe(30_000);
-    expect(likelyTtl(0, 0)).toBe(0);
   });
 });
 

@@ -2,10 +2,10 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startChild } from '../helpers/child.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { useOwnRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -25,18 +25,13 @@ let admin: Redis;
 /** A user that may do anything but CONFIG, as on a managed Redis. */
 let noConfigUrl: string;
 
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url);
+useOwnRedisServer(async (s, client) => {
+  [server, admin] = [s, client];
   await admin.acl('SETUSER', 'watcher', 'on', '>pw', '~*', '&*', '+@all', '-config');
   noConfigUrl = `redis://watcher:pw@127.0.0.1:${server.port}`;
 });
 afterEach(() => {
   for (const p of running.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-});
-afterAll(async () => {
-  admin.disconnect();
-  await server.stop();
 });
 
 function watch(url: string, db: string, ...more: string[]) {
