@@ -70,13 +70,7 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
   /** Folds one sample. Synchronous, O(1), never throws. */
   record(sample: LockSample): void {
     this.recorded++;
-    let code: number;
-    try {
-      code = this.closed ? FOLD.noRoom : this.aggregator.fold(sample);
-    } catch (error) {
-      code = FOLD.invalid;
-      this.aggregator.lastRefusal = `reading the sample threw: ${error instanceof Error ? error.message : String(error)}`;
-    }
+    const code = this.aggregator.foldSafely(sample, this.closed);
     if (code === FOLD.counted) return;
     this.dropped++;
     if (this.closed) return;

@@ -74,6 +74,20 @@ export class Aggregator {
     this.byKey = new PatternCache(options.templates, (key) => this.seriesFor(options.instance, resolvePattern(key, options.templates), this.byPattern));
   }
 
+  /**
+   * {@link fold} for a recorder's `record()`: after close there is no room, and a
+   * sample whose getter throws is an invalid one. Never throws.
+   */
+  foldSafely(sample: LockSample, closed: boolean): number {
+    if (closed) return FOLD.noRoom;
+    try {
+      return this.fold(sample);
+    } catch (error) {
+      this.lastRefusal = `reading the sample threw: ${error instanceof Error ? error.message : String(error)}`;
+      return FOLD.invalid;
+    }
+  }
+
   /** Folds one sample; returns a {@link FOLD} code. Never throws on a hostile sample (a throwing getter is the caller's to catch). */
   fold(sample: LockSample): number {
     const { key, at, holdMs, waitMs, ttlMs, attempts, outcome, threw, pattern, instance, extensions } = sample;

@@ -93,13 +93,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
    */
   record(sample: LockSample): void {
     this.recorded++;
-    let code: number;
-    try {
-      code = this.closed ? FOLD.noRoom : this.aggregator.fold(sample);
-    } catch (error) {
-      code = FOLD.invalid;
-      this.aggregator.lastRefusal = `reading the sample threw: ${error instanceof Error ? error.message : String(error)}`;
-    }
+    const code = this.aggregator.foldSafely(sample, this.closed);
     if (code !== FOLD.counted) {
       this.droppedHere++;
       if (!this.closed) {
