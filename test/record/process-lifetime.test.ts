@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
@@ -23,7 +23,10 @@ const EXITS_WITHIN_MS = 1000 + 1500;
 // How long after its last lock a service is given before it counts as hung, and is killed.
 const HUNG_AFTER_MS = 6000;
 
-const home = mkdtempSync(join(fileURLToPath(new URL('../artifacts/', import.meta.url)), 'lifetime-'));
+// Inside the repository (a fresh clone has no test/artifacts/ yet), so the services resolve the package installed there.
+const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url));
+mkdirSync(artifacts, { recursive: true });
+const home = mkdtempSync(join(artifacts, 'lifetime-'));
 let n = 0;
 const dbPath = () => join(home, `samples-${n++}.db`);
 const running: ChildProcess[] = [];
