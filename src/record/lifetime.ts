@@ -1,5 +1,5 @@
 // A recorder and the process it records in: it never keeps the process alive, and what it holds
-// is written when the process ends by itself (`beforeExit`) or calls `process.exit` (`exit`).
+// is written when the process ends by itself (`beforeExit`) or exits on purpose (the `exit` event).
 // Signals end a process without either event: `flushOnShutdown` handles those.
 
 /** What a loop-end flush needs of a recorder. */

@@ -35,7 +35,7 @@ const MAX_WRITES_IN_FLIGHT = 2;
  * failure once.
  *
  * It never keeps the process alive. What it holds is written when the event loop
- * runs dry and when the process exits (`process.exit`); for signals, see `flushOnShutdown`.
+ * runs dry and when the process exits (the `exit` event); for signals, see `flushOnShutdown`.
  *
  * @example
  * const recorder = new SqliteRecorder({ path: 'ttl-samples.db' });

@@ -30,6 +30,9 @@ export class PatternCache<V> {
   private readonly byPrefix = new Map<string, V>();
   private readonly recent: (Recent<V> | undefined)[] = new Array<Recent<V> | undefined>(RECENT).fill(undefined);
   private next = 0;
+  /** The last key asked and its value: a lock's key is asked again at its release, a busy key many times. */
+  private lastKey: string | undefined;
+  private lastValue: V | undefined;
   /** Keys ending in a decimal id may share their prefix's entry; with a UUID, only without templates. */
   private readonly decimalShared: boolean;
   private readonly uuidShared: boolean;
@@ -45,18 +48,26 @@ export class PatternCache<V> {
 
   /** What `key`'s pattern gives. */
   get(key: string): V {
+    if (key === this.lastKey) return this.lastValue!;
     const start = this.decimalShared ? idStartOf(key) : -1;
-    if (start >= 0 && (start & 1 ? this.uuidShared : this.uuidShared || key.length <= MAX_TEMPLATE_KEY_LENGTH)) return this.byIdPrefix(key, start);
-    let value = this.byKey.get(key);
-    if (value === undefined) {
-      value = this.valueOf(key);
-      if (this.byKey.size >= this.limit) this.byKey.clear();
-      this.byKey.set(key, value);
+    let value: V | undefined;
+    if (start >= 0 && (start & 1 ? this.uuidShared : this.uuidShared || key.length <= MAX_TEMPLATE_KEY_LENGTH)) value = this.byIdPrefix(key, start);
+    else {
+      value = this.byKey.get(key);
+      if (value === undefined) {
+        value = this.valueOf(key);
+        if (this.byKey.size >= this.limit) this.byKey.clear();
+        this.byKey.set(key, value);
+      }
     }
+    this.lastKey = key;
+    this.lastValue = value;
     return value;
   }
 
   clear(): void {
+    this.lastKey = undefined;
+    this.lastValue = undefined;
     this.byKey.clear();
     this.byPrefix.clear();
     this.recent.fill(undefined);
