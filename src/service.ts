@@ -27,7 +27,8 @@ export type { InstrumentOptions, Instrumentation, InstrumentStats } from './inst
 export { patternOf, MAX_PATTERN_LENGTH, OVERFLOW_PATTERN } from './keys/pattern.js';
 
 export { OUTCOMES } from './sample/sample.js';
-export type { LockSample, Outcome, SampleRecorder, RecorderStats } from './sample/sample.js';
+export type { LockSample, Outcome, SampleRecorder, RecorderStats, ObservationGap, GapReason } from './sample/sample.js';
+export { recorderFailures } from './sample/safe-recorder.js';
 export { SqliteRecorder } from './record/sqlite-recorder.js';
 export { DEFAULT_DB_PATH, SQLITE_RECORDER_DEFAULTS } from './record/recorder-options.js';
 export type { SqliteRecorderOptions } from './record/recorder-options.js';

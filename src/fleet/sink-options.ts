@@ -2,7 +2,7 @@ import type { RawBudget } from '../record/raw-budget.js';
 import { RAW_ROW_DEFAULTS, resolveRawRows, type RawRowOptions } from '../record/recorder-options.js';
 import type { RecorderWarning } from '../sample/warn-once.js';
 import { defaultInstanceId } from '../token.js';
-import { nonEmptyString, optionsObject, positiveInteger } from '../validate.js';
+import { nonEmptyString, optionalStrings, optionsObject, positiveInteger } from '../validate.js';
 
 /** Options of {@link RedisStreamSink}. */
 export interface RedisStreamSinkOptions extends RawRowOptions {
@@ -59,6 +59,8 @@ export interface ResolvedSinkOptions {
   maxPatterns: number;
   budget: RawBudget;
   rawSampleRate: number;
+  /** Pattern templates, checked to be strings. */
+  patterns: readonly string[];
 }
 
 /** Validates {@link RedisStreamSinkOptions} at the boundary; a {@link ConfigError} names the option. */
@@ -78,5 +80,6 @@ export function resolveSinkOptions(options: RedisStreamSinkOptions | undefined):
     maxPatterns: positiveInteger('maxPatterns', o.maxPatterns, d.maxPatterns),
     budget: raw.budget,
     rawSampleRate: raw.rawSampleRate,
+    patterns: optionalStrings('patterns', o.patterns) ?? [],
   };
 }

@@ -59,7 +59,7 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     this.stream = this.options.stream;
     this.instance = this.options.instance;
     this.warnings = new WarnOnce(this, options.onWarning);
-    this.aggregator = aggregatorFor(this.instance, options.patterns, this.options);
+    this.aggregator = aggregatorFor(this.instance, this.options.patterns, this.options);
     this.batcher = new StreamBatcher(randomUUID());
     this.timer = setInterval(() => {
       if (!this.sending) void this.flushNow();

@@ -86,7 +86,9 @@ export class LockTracker {
     if (this.closed) return undefined;
     switch (command.op) {
       case 'acquire': {
-        if (this.holds.size + this.waiting.size >= this.options.maxOpenLocks && !this.waiting.find(command.keys[0]!, command.token)) {
+        // Awaited replies count too: a client that never settles a command (a stuck offline queue) stays bounded.
+        const open = this.holds.size + this.waiting.size + this.inFlight.size;
+        if (open >= this.options.maxOpenLocks && !this.waiting.find(command.keys[0]!, command.token)) {
           // Full. A cache's SET NX on a pattern never seen released is not a lock: no alarm for it.
           if (!command.byScript && !this.confirmed.has(this.patternOf(command.keys[0]!))) this.counts.ignored++;
           else {

@@ -211,8 +211,9 @@ export class RedisLock {
     try {
       deleted = await this.command(runScript(this.redis, RELEASE, [this.key], [this.tokenValue!]));
     } catch (error) {
-      const heldMs = (this.releasedHeldMs = performance.now() - this.wonPerf);
-      const outcome = releaseOutcome('failed', sentPerf, performance.now(), this.expiresPerf, this.certainExpiryPerf);
+      const failedPerf = performance.now();
+      const heldMs = (this.releasedHeldMs = failedPerf - this.wonPerf);
+      const outcome = releaseOutcome('failed', sentPerf, failedPerf, this.expiresPerf, this.certainExpiryPerf);
       this.recordSample(outcome, heldMs);
       // No reply, but the TTL had run out for certain before we sent the release: the lock expired while held.
       if (outcome !== 'expired') throw new LockRedisError(this.key, 'release', { cause: error });

@@ -27,11 +27,11 @@ export interface AggregatorOptions {
 /** An aggregator for a recorder's resolved options (`SqliteRecorder`, `RedisStreamSink`): its instance, templates and limits. */
 export function aggregatorFor(
   instance: string,
-  patterns: readonly string[] | undefined,
+  patterns: readonly string[],
   o: Pick<AggregatorOptions, 'maxPatterns' | 'budget' | 'rawSampleRate' | 'maxPendingRawRows'>,
 ): Aggregator {
   const { maxPatterns, budget, rawSampleRate, maxPendingRawRows } = o;
-  return new Aggregator({ instance, templates: compileTemplates([...(patterns ?? [])]), maxPatterns, budget, rawSampleRate, maxPendingRawRows });
+  return new Aggregator({ instance, templates: compileTemplates(patterns), maxPatterns, budget, rawSampleRate, maxPendingRawRows });
 }
 
 /** What {@link Aggregator.fold} did with a sample. */

@@ -43,6 +43,13 @@ export interface ProcessEnd {
 }
 
 const bound = new Set<ProcessEnd>();
+/** The recorders bound to the process by themselves: `flushOnShutdown` adds only the signals for them. */
+const selfBound = new WeakSet<object>();
+
+/** Whether `recorder` writes at the loop's end and at exit by itself (a `SqliteRecorder` until it closed). */
+export function endsWithProcess(recorder: object): boolean {
+  return selfBound.has(recorder);
+}
 
 function onBeforeExit(): void {
   for (const recorder of [...bound]) recorder.atLoopEnd();
@@ -56,13 +63,15 @@ function onExit(): void {
  * Calls `atLoopEnd` on `beforeExit` and `atExit` on `exit` until the returned
  * function is called. One listener of each serves every recorder of the process.
  */
-export function bindToProcess(recorder: ProcessEnd): () => void {
+export function bindToProcess(recorder: ProcessEnd, owner?: object): () => void {
   if (bound.size === 0) {
     process.on('beforeExit', onBeforeExit);
     process.on('exit', onExit);
   }
   bound.add(recorder);
+  if (owner) selfBound.add(owner);
   return () => {
+    if (owner) selfBound.delete(owner);
     if (!bound.delete(recorder) || bound.size > 0) return;
     process.off('beforeExit', onBeforeExit);
     process.off('exit', onExit);

@@ -1,4 +1,4 @@
-import { fraction, integerOption, nonEmptyString, nonNegativeInteger, optionsObject, positiveInteger } from '../validate.js';
+import { fraction, integerOption, nonEmptyString, nonNegativeInteger, optionalStrings, optionsObject, positiveInteger } from '../validate.js';
 import type { RawBudget } from './raw-budget.js';
 import type { RecorderWarning } from '../sample/warn-once.js';
 import { defaultInstanceId } from '../token.js';
@@ -94,6 +94,8 @@ export interface ResolvedRecorderOptions {
   flushTimeoutMs: number;
   budget: RawBudget;
   rawSampleRate: number;
+  /** Pattern templates, checked to be strings. */
+  patterns: readonly string[];
 }
 
 /** Validates recorder options at the boundary; throws {@link ConfigError} naming the option. */
@@ -112,5 +114,6 @@ export function resolveRecorderOptions(options: SqliteRecorderOptions): Resolved
     busyTimeoutMs: nonNegativeInteger('busyTimeoutMs', options.busyTimeoutMs, d.busyTimeoutMs),
     flushTimeoutMs: nonNegativeInteger('flushTimeoutMs', options.flushTimeoutMs, d.flushTimeoutMs),
     ...resolveRawRows(options),
+    patterns: optionalStrings('patterns', options.patterns) ?? [],
   };
 }

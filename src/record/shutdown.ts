@@ -1,4 +1,4 @@
-import { loopEndFlush } from './lifetime.js';
+import { endsWithProcess, loopEndFlush } from './lifetime.js';
 
 /** What {@link flushOnShutdown} needs of a recorder. */
 export interface ClosableRecorder {
@@ -73,11 +73,15 @@ export function flushOnShutdown(recorder: ClosableRecorder, options: FlushOnShut
     }
   };
   const onBeforeExit = loopEndFlush(recorder);
+  // A recorder that ends with the process by itself (SqliteRecorder) needs only the signals from us.
+  const processEndToo = !endsWithProcess(recorder);
   // First in line, so that every handler of the application (`once` ones included) is still
   // registered when we look: their presence tells whether the application drains by itself.
   for (const signal of signals) process.prependListener(signal, onSignal);
-  process.on('beforeExit', onBeforeExit);
-  process.on('exit', closeNow);
+  if (processEndToo) {
+    process.on('beforeExit', onBeforeExit);
+    process.on('exit', closeNow);
+  }
 
   function remove(): void {
     for (const signal of signals) process.off(signal, onSignal);

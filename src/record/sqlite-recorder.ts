@@ -77,13 +77,13 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.instance = resolved.instance;
     this.options = resolved;
     this.warnings = new WarnOnce(this, options.onWarning);
-    this.aggregator = aggregatorFor(resolved.instance, options.patterns, resolved);
+    this.aggregator = aggregatorFor(resolved.instance, resolved.patterns, resolved);
     this.timer = setInterval(() => {
       this.drainRequested = true;
       this.dispatch();
     }, this.options.flushIntervalMs);
     this.timer.unref();
-    this.unbind = bindToProcess({ atLoopEnd: loopEndFlush(this), atExit: () => this.closeSync() });
+    this.unbind = bindToProcess({ atLoopEnd: loopEndFlush(this), atExit: () => this.closeSync() }, this);
   }
 
   /**

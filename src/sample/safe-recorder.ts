@@ -25,13 +25,14 @@ function recordSafely(recorder: SampleRecorder, sample: LockSample): void {
   }
 }
 
-function failed(recorder: SampleRecorder, error: unknown): void {
+function failed(recorder: SampleRecorder, error: unknown, method = 'record'): void {
   const n = (failures.get(recorder) ?? 0) + 1;
   failures.set(recorder, n);
   if (n > 1) return;
   try {
     const name = (recorder as { constructor?: { name?: string } }).constructor?.name ?? 'recorder';
-    emitProcessWarning('recorder-failed', `${name === 'Object' ? 'a recorder' : `a ${name}`}'s record() failed (${(error as Error)?.message ?? String(error)}); its failed samples are lost, counted in recorderFailures()`);
+    const who = name === 'Object' ? 'a recorder' : `a ${name}`;
+    emitProcessWarning('recorder-failed', `${who}'s ${method}() failed (${(error as Error)?.message ?? String(error)}); what it failed to take is lost, counted in recorderFailures(recorder)`);
   } catch {
     // ignored on purpose
   }
@@ -82,7 +83,7 @@ export function recordGapSafely(recorder: SampleRecorder | readonly SampleRecord
     try {
       r.recordGap(gap);
     } catch (error) {
-      failed(r, error);
+      failed(r, error, 'recordGap');
     }
   }
 }

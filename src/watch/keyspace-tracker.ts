@@ -218,7 +218,8 @@ export class KeyspaceTracker {
       node,
       db,
       key: typeof key === 'string' ? key : key.toString('utf8'),
-      keyBytes: typeof key === 'string' ? Buffer.from(key) : key,
+      // A copy: the notification's bytes are a view into a socket chunk of 64 KB or more, kept while the lock is held.
+      keyBytes: Buffer.from(key),
       setMs: nowMs,
       at: Date.now(),
       ttlMs: undefined,

@@ -71,6 +71,20 @@ export function resolveWatchOptions(options: WatchOptions): ResolvedWatchOptions
     configureLeaseMs: positiveInteger('configureLeaseMs', options.configureLeaseMs, d.configureLeaseMs),
     maxOpen: positiveInteger('maxOpen', options.maxOpen, d.maxOpen),
     connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, d.connectTimeoutMs),
-    onNotice: optionalFunction('onNotice', options.onNotice),
+    onNotice: noticeThatNeverThrows(optionalFunction('onNotice', options.onNotice)),
   };
+}
+
+/** The operator's callback, wrapped once: a throwing one must not reach a socket handler, a timer or a reconnect. */
+function noticeThatNeverThrows(onNotice: ((message: string) => void) | undefined): ((message: string) => void) | undefined {
+  return (
+    onNotice &&
+    ((message) => {
+      try {
+        onNotice(message);
+      } catch {
+        // ignored on purpose
+      }
+    })
+  );
 }

@@ -191,7 +191,7 @@ export class KeyspaceWatcher {
       if (node.gap?.fromMs === fromMs) node.gap.reason = diagnosis.reason;
       this.options.onNotice?.(lossNotice(node.id, diagnosis, fromMs, openHolds));
       return this.reconnect(node);
-    });
+    }).catch(() => undefined); // nothing here may end the host process
   }
 
   /** Hands the node's gap, now over, to the recorders that keep gaps. */
