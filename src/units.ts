@@ -48,8 +48,11 @@ function below(value: number, limit: number, digits: number): string {
 
 /** A duration in hours or minutes: `48.0 h`, `35 min`. */
 export function formatSpan(ms: number): string {
-  const hours = ms / HOUR_MS;
-  return hours >= 1 ? `${hours.toFixed(1)} h` : `${Math.round(ms / MINUTE_MS)} min`;
+  // Rounded down, never up: a span just short of a day must not read "24.0 h, less than 24 h",
+  // and 40 s of data is not "1 min" (nor "0 min").
+  if (ms >= HOUR_MS) return `${(Math.floor((ms / HOUR_MS) * 10) / 10).toFixed(1)} h`;
+  if (ms >= MINUTE_MS) return `${Math.floor(ms / MINUTE_MS)} min`;
+  return `${Math.floor(Math.max(0, ms) / 1000)} s`;
 }
 
 /** A count with thousands separators: 12,345. */

@@ -55,8 +55,16 @@ Percentiles are nearest-rank, from histograms exact to 0.1 %. A pattern needs ${
 `;
 }
 
-function badge(p: PatternAnalysis): string {
-  return `<span class="badge" style="background:${VERDICT_COLOR[p.verdict]}">${VERDICT_LABEL[p.verdict]}</span>`;
+function badge(p: PatternAnalysis, label: string = VERDICT_LABEL[p.verdict]): string {
+  return `<span class="badge" style="background:${VERDICT_COLOR[p.verdict]}">${label}</span>`;
+}
+
+/** The verdict with its expirations counted: "46 expired", never "lost" (`lost` is its own outcome). */
+function verdictCell(p: PatternAnalysis): string {
+  const expired = p.outcomes.expired;
+  if (expired === 0) return badge(p);
+  if (p.verdict === 'expired') return badge(p, `${formatCount(expired)} expired`);
+  return `${badge(p)} <span class="expired-count">${formatCount(expired)} expired</span>`;
 }
 
 function summaryTable(analysis: Analysis): string {
@@ -69,7 +77,7 @@ function summaryTable(analysis: Analysis): string {
 <td>${formatMs(p.holdMs.max)}</td>
 <td>${formatMs(p.ttl.currentMs)}</td>
 <td class="rec">${formatMs(p.recommendedTtlMs)}</td>
-<td class="verdict">${badge(p)}${p.outcomes.expired ? ` <span class="lost">${formatCount(p.outcomes.expired)} lost</span>` : ''}</td>
+<td class="verdict">${verdictCell(p)}</td>
 </tr>`,
   );
   return `<table class="summary">
@@ -132,7 +140,7 @@ table.summary { border-collapse: collapse; width: 100%; margin: 12px 0 24px; fon
 .summary a { color: inherit; }
 .summary td.rec { font-weight: 600; }
 .badge { color: white; border-radius: 10px; padding: 1px 8px; font-size: 12px; font-weight: 600; white-space: nowrap; font-family: system-ui, sans-serif; }
-.lost { color: #c62828; font-weight: 600; white-space: nowrap; }
+.expired-count { color: #c62828; font-weight: 600; white-space: nowrap; }
 .formula { background: #f6f8fa; border-radius: 6px; padding: 8px 12px; font-variant-numeric: tabular-nums; }
 .hints li { margin: 2px 0; }
 .risk { margin: 8px 0; }

@@ -40,10 +40,12 @@ export function renderMarkdown(analysis: Analysis): string {
   if (analysis.patterns.length > 0) {
     lines.push('| pattern | samples | p99 | current TTL | recommended TTL | verdict |', '|---|---:|---:|---:|---:|---|');
     for (const p of analysis.patterns) {
-      const expired = p.outcomes.expired > 0 ? ` (${formatCount(p.outcomes.expired)} lost)` : '';
+      // Expirations are counted as expired: `lost` is the outcome of a key that vanished before its TTL could have run out.
+      const n = p.outcomes.expired;
+      const verdict = n > 0 && p.verdict === 'expired' ? `${formatCount(n)} expired` : `${VERDICT_LABEL[p.verdict]}${n > 0 ? ` (${formatCount(n)} expired)` : ''}`;
       lines.push(
         `| ${markdownCode(p.pattern)} | ${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatMs(p.ttl.currentMs)} | ` +
-          `**${formatMs(p.recommendedTtlMs)}** | ${VERDICT_MARK[p.verdict]} ${VERDICT_LABEL[p.verdict]}${expired}${p.contended ? ' · ⚠️ contended' : ''} |`,
+          `**${formatMs(p.recommendedTtlMs)}** | ${VERDICT_MARK[p.verdict]} ${verdict}${p.contended ? ' · ⚠️ contended' : ''} |`,
       );
     }
     lines.push('');
