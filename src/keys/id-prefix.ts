@@ -27,14 +27,8 @@ function isUuidAt(key: string, at: number): boolean {
 
 /**
  * The cache key shared by every key with the same prefix and an id of the same
- * kind (decimal or UUID), or `undefined` when the key does not end in one.
+ * kind (decimal or UUID), for a key whose {@link idStartOf} is `start` (not -1).
  */
-export function idPrefixOf(key: string): string | undefined {
-  const start = idStartOf(key);
-  return start < 0 ? undefined : idPrefixAt(key, start);
-}
-
-/** {@link idPrefixOf} for a key whose {@link idStartOf} is `start` (not -1). */
 export function idPrefixAt(key: string, start: number): string {
   const prefix = key.slice(0, start >> 1);
   return start & 1 ? prefix + UUID_MARK : prefix;

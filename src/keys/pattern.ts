@@ -64,7 +64,7 @@ export interface CompiledTemplate {
    * Whether every key that ends in a separator and a decimal id matches this
    * template alike, whatever the id: no digit in its literal text and no two
    * placeholders side by side (so the id always falls inside one placeholder,
-   * or the template matches none of those keys). See `idPrefixOf`.
+   * or the template matches none of those keys). See `idPrefixAt`.
    */
   readonly sameForEveryId: boolean;
   /** Whether a key (or a pattern) fits the template. */

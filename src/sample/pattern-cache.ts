@@ -19,7 +19,7 @@ interface Recent<V> {
  * pattern), found without deriving the pattern again.
  *
  * Keys that end in a separator and an id (`order:lock:product:123`) share one
- * entry per prefix (see `idPrefixOf`), so a million distinct ids cost one
+ * entry per prefix (see `idPrefixAt`), so a million distinct ids cost one
  * derivation and no cache churn; the last few prefixes are compared in place,
  * so most such keys are found without cutting or hashing a string. Other keys
  * are cached one by one, the map emptied when full. With templates that could
