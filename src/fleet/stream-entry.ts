@@ -69,10 +69,12 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
     return rollup;
   });
   const raw = data.s.map((row) => {
-    if (!Array.isArray(row) || row.length < 7 || row.length > 9 || typeof row[1] !== 'string' || typeof row[2] !== 'string') {
+    // Rows from sinks older than `censored` (2026-12) have nine fields or fewer.
+    if (!Array.isArray(row) || row.length < 7 || row.length > 10 || typeof row[1] !== 'string' || typeof row[2] !== 'string') {
       throw new TypeError('malformed raw sample in stream entry');
     }
-    return [num(row[0]), row[1], row[2], Number(row[3]), num(row[4]), num(row[5]), num(row[6]), num(row[7] ?? 0), num(row[8] ?? 0)] as StreamBatch['raw'][number];
+    const censored = num(row[9] ?? 0) === 1 ? 1 : 0;
+    return [num(row[0]), row[1], row[2], Number(row[3]), num(row[4]), num(row[5]), num(row[6]), num(row[7] ?? 0), num(row[8] ?? 0), censored] as StreamBatch['raw'][number];
   });
   // Counters came with sinks of 2026-12; older entries have none.
   let counters: StreamBatch['counters'];

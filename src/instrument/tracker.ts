@@ -217,7 +217,8 @@ export class LockTracker {
     for (const hold of this.holds.all()) {
       if (now < hold.expiredMs + expiredGraceMs) continue;
       this.holds.remove(hold);
-      if (this.isLock(hold)) this.record(hold, 'expired', hold.expiredMs - hold.wonMs);
+      // Never released: the holder's end was not seen, so the hold is at least the time to expiry (censored).
+      if (this.isLock(hold)) this.record(hold, 'expired', hold.expiredMs - hold.wonMs, true);
       else this.counts.ignored++;
     }
     for (const w of this.waiting.all()) {
@@ -264,9 +265,11 @@ export class LockTracker {
     return this.patterns.get(key);
   }
 
-  private record(hold: Hold, outcome: Outcome, holdMs: number): void {
+  private record(hold: Hold, outcome: Outcome, holdMs: number, censored = false): void {
     const { key, at, waitMs, attempts, ttlMs, extensions } = hold;
-    this.emit({ key, at, holdMs: Math.max(0, holdMs), waitMs, attempts, ttlMs, outcome, extensions }, key);
+    const sample: LockSample = { key, at, holdMs: Math.max(0, holdMs), waitMs, attempts, ttlMs, outcome, extensions };
+    if (censored) sample.censored = true;
+    this.emit(sample, key);
   }
 
   private emit(sample: LockSample, key: string): void {

@@ -7,6 +7,7 @@ import { SAMPLE_LIMITS, isTrustedSample, refusalOf } from '../sample/check-sampl
 import { PatternCache } from '../sample/pattern-cache.js';
 import { OUTCOME_CODE, type LockSample, type ObservationGap } from '../sample/sample.js';
 import type { WarnOnce } from '../sample/warn-once.js';
+import { PagedHistogram } from '../store/histogram/paged.js';
 import { PatternHour, Series } from './pattern-hour.js';
 import { markWritten, type RawBudget } from './raw-budget.js';
 
@@ -90,9 +91,9 @@ export class Aggregator {
 
   /** Folds one sample; returns a {@link FOLD} code. Never throws on a hostile sample (a throwing getter is the caller's to catch). */
   fold(sample: LockSample): number {
-    const { key, at, holdMs, waitMs, ttlMs, attempts, outcome, threw, pattern, instance, extensions } = sample;
+    const { key, at, holdMs, waitMs, ttlMs, attempts, outcome, threw, pattern, instance, extensions, censored } = sample;
     if (!isTrustedSample(sample)) {
-      const refusal = refusalOf(key, at, holdMs, waitMs, ttlMs, attempts, outcome, pattern, instance, extensions);
+      const refusal = refusalOf(key, at, holdMs, waitMs, ttlMs, attempts, outcome, pattern, instance, extensions, censored);
       if (refusal !== undefined) {
         this.lastRefusal = refusal;
         return FOLD.invalid;
@@ -120,7 +121,9 @@ export class Aggregator {
     if (threw === true) hour.threw++;
     if (holdUs >= 0) {
       hour.holdSumUs += holdUs;
-      hour.hold.record(holdUs);
+      // A hold whose end was not seen goes to its own histogram: its true length is at least this.
+      if (censored === true) (hour.censored ??= new PagedHistogram()).record(holdUs);
+      else hour.hold.record(holdUs);
     }
     if (waitUs >= 0) {
       hour.waitSumUs += waitUs;
@@ -150,7 +153,7 @@ export class Aggregator {
     const slot = budget.pickUniform();
     if (keep || slow || slot >= 0) {
       const flags = (code === 4 ? 1 : code) | ((threw === true ? 1 : 0) << 2) | (Math.round(attempts ?? 1) * 8);
-      const row: RawRow = [tsMs, key, series.pattern, holdUs, waitUs, ttl, flags, extended, code === 4 ? 1 : 0];
+      const row: RawRow = [tsMs, key, series.pattern, holdUs, waitUs, ttl, flags, extended, code === 4 ? 1 : 0, censored === true && holdUs >= 0 ? 1 : 0];
       if (keep) {
         markWritten(row);
         this.pushRaw(row, series.instance);

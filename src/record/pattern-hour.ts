@@ -27,6 +27,8 @@ export class PatternHour {
   extensions = 0;
   readonly hold = new PagedHistogram();
   readonly wait = new PagedHistogram();
+  /** Holds whose end was not seen (made on the first), at how long they were seen held. */
+  censored: PagedHistogram | undefined;
   /** The TTL most locks use, counted without a map lookup; others in `otherTtls`. */
   ttl = -1;
   ttlCount = 0;
@@ -48,7 +50,7 @@ export class PatternHour {
     const [released, expired, notAcquired, error, lost] = this.outcomes as [number, number, number, number, number];
     const values: RollupValues = [
       this.count, released, expired, notAcquired, error, this.threw, this.holdSumUs, this.waitSumUs,
-      this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, ttls), this.extended, this.extensions, lost,
+      this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, ttls, this.censored), this.extended, this.extensions, lost,
     ];
     this.count = this.threw = this.holdSumUs = this.waitSumUs = this.extended = this.extensions = this.ttlCount = 0;
     this.outcomes.fill(0);
@@ -56,6 +58,7 @@ export class PatternHour {
     this.lastTsMs = Number.NEGATIVE_INFINITY;
     this.hold.reset();
     this.wait.reset();
+    this.censored?.reset();
     this.otherTtls = undefined;
     return { pattern: this.series.pattern, bucketStartMs: this.bucketStartMs, values };
   }

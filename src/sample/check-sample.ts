@@ -38,6 +38,7 @@ export function refusalOf(
   pattern: unknown,
   instance: unknown,
   extensions: unknown,
+  censored?: unknown,
 ): string | undefined {
   if (typeof key !== 'string' || key === '') return 'a sample needs a non-empty string `key`';
   if (typeof outcome !== 'string' || !Object.hasOwn(OUTCOME_CODE, outcome)) return `unknown \`outcome\` ${JSON.stringify(String(outcome))}`;
@@ -49,6 +50,10 @@ export function refusalOf(
   if (attempts !== undefined && attempts !== null && !inRange(attempts, 0, L.maxAttempts)) return `\`attempts\` out of range: ${String(attempts)}`;
   if (extensions !== undefined && extensions !== null && !inRange(extensions, 0, L.maxExtensions)) return `\`extensions\` out of range: ${String(extensions)}`;
   if (pattern !== undefined && pattern !== null && typeof pattern !== 'string') return '`pattern` must be a string';
+  if (censored !== undefined && censored !== null && censored !== false) {
+    if (censored !== true) return '`censored` must be a boolean';
+    if (holdMs === undefined || holdMs === null) return 'a `censored` sample needs the `holdMs` it was seen held';
+  }
   if (instance !== undefined && instance !== null && typeof instance !== 'string') return '`instance` must be a string';
   return undefined;
 }

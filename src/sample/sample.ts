@@ -52,6 +52,12 @@ export interface LockSample {
   instance?: string | undefined;
   /** How many times the lock was extended while held (then its TTL was not its hold budget). @default 0 */
   extensions?: number | undefined;
+  /**
+   * The hold's end was not seen (`watch`: the key expired; `instrument`: the holder never
+   * released it): `holdMs` is how long it was seen held (its TTL) and the true hold is at
+   * least that. Percentiles that reach such holds are lower bounds. Only with `holdMs`. @default false
+   */
+  censored?: boolean | undefined;
 }
 
 /** Counters of a recorder. At any moment `recorded = written + dropped + pending`. */

@@ -6,7 +6,7 @@
  */
 
 /** The version of the schema this code writes (`PRAGMA user_version`); see the migrations in `schema.ts`. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /**
  * Length of one rollup time bucket. An hour makes hourly charts exact and keeps

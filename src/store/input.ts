@@ -16,9 +16,10 @@ export interface FoldedRollup {
 
 /**
  * One raw row: [tsMs, key, pattern, holdUs (-1 when never won), waitUs (-1 when not measured), ttlMs,
- * flags (as stored: outcome 0–3 | threw << 2 | attempts << 3), extensions, lost (0 or 1)].
+ * flags (as stored: outcome 0–3 | threw << 2 | attempts << 3), extensions, lost (0 or 1),
+ * censored (0 or 1: the hold's end was not seen, the hold is at least holdUs)].
  */
-export type RawRow = [number, string, string, number, number, number, number, number, number];
+export type RawRow = [number, string, string, number, number, number, number, number, number, number];
 
 /**
  * Rollup deltas of one instance, with the raw rows its producer chose to keep.

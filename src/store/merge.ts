@@ -114,8 +114,8 @@ function mergeInto(outPath: string, inputs: readonly { path: string; version: nu
             .run().changes;
           result.rawRows += out
             .prepare(
-              `INSERT INTO main.raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags, extensions, lost)
-               SELECT r.ts_ms, r.key, ms.out_id, r.hold_us, r.wait_us, r.flags, ${input.version >= 5 ? 'r.extensions, r.lost' : '0, 0'}
+              `INSERT INTO main.raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags, extensions, lost, censored)
+               SELECT r.ts_ms, r.key, ms.out_id, r.hold_us, r.wait_us, r.flags, ${input.version >= 5 ? 'r.extensions, r.lost' : '0, 0'}, ${input.version >= 8 ? 'r.censored' : '0'}
                  FROM src.raw_samples r JOIN merge_series ms ON ms.src_id = r.series_id`,
             )
             .run().changes;

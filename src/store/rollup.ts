@@ -78,6 +78,8 @@ export function bucketStartOf(tsMs: number): number {
 export class RollupSum {
   readonly hold = new DenseHistogram();
   readonly wait = new DenseHistogram();
+  /** Holds whose end was not seen, at how long they were seen held. */
+  readonly censored = new DenseHistogram();
   ttls = new Map<number, number>();
   readonly sums = new Array<number>(SUMMED_VALUES).fill(0);
   firstTsMs = Number.POSITIVE_INFINITY;
@@ -91,7 +93,7 @@ export class RollupSum {
   addRow(values: RollupValues): void {
     for (let i = 0; i < SUMMED_VALUES; i++) this.sums[i]! += values[i] as number;
     this.widen(values[FIRST_TS], values[LAST_TS]);
-    addEncodedRollup(values[HISTS], this.hold, this.wait, this.ttls);
+    addEncodedRollup(values[HISTS], this.hold, this.wait, this.ttls, this.censored);
     this.extended += values[EXTENDED];
     this.extensions += values[EXTENSIONS];
     this.lost += values[LOST];
@@ -100,12 +102,13 @@ export class RollupSum {
 
   /** The row to store, in {@link ROLLUP_VALUE_COLUMNS} order. */
   values(): unknown[] {
-    return [...this.sums, this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, this.ttls), this.extended, this.extensions, this.lost];
+    return [...this.sums, this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, this.ttls, this.censored), this.extended, this.extensions, this.lost];
   }
 
   clear(): void {
     this.hold.clear();
     this.wait.clear();
+    this.censored.clear();
     this.ttls = new Map();
     this.sums.fill(0);
     this.firstTsMs = Number.POSITIVE_INFINITY;

@@ -168,6 +168,23 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (instance_id, source, from_ms)
   ) WITHOUT ROWID;
   `,
+  // 7 → 8: censored holds — a hold whose end was not seen (\`watch\`: the key expired; \`instrument\`: the
+  // holder never released it) is at least \`hold_us\`. Rollups keep them in their own histogram at the end
+  // of \`hists\` (see the codec); raw rows mark them. Earlier files have none marked.
+  `
+  ALTER TABLE raw_samples ADD COLUMN censored INTEGER NOT NULL DEFAULT 0;
+  DROP VIEW samples;
+  CREATE VIEW samples AS
+    SELECT r.ts_ms, r.key, p.pattern, r.hold_us, r.wait_us, r.flags >> 3 AS attempts, s.ttl_ms,
+           CASE WHEN r.lost = 1 THEN 'lost' ELSE
+             CASE r.flags & 3 WHEN 0 THEN 'released' WHEN 1 THEN 'expired'
+                              WHEN 2 THEN 'not_acquired' ELSE 'error' END END AS outcome,
+           (r.flags >> 2) & 1 AS threw, i.instance, r.extensions, r.censored
+      FROM raw_samples r
+      JOIN series    s ON s.id = r.series_id
+      JOIN patterns  p ON p.id = s.pattern_id
+      JOIN instances i ON i.id = s.instance_id;
+  `,
 ];
 
 // The type's home is format.ts; named here too for the modules that import it with the openers.

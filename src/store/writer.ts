@@ -50,7 +50,7 @@ export interface ApplyOptions {
 
 // Raw rows go in by this many per INSERT: binding one statement per row costs more than SQLite's work.
 const ROWS_PER_INSERT = 32;
-const RAW_COLUMNS = 8;
+const RAW_COLUMNS = 9;
 
 /**
  * Writes folded batches into a samples database: rollup deltas added to the
@@ -93,7 +93,7 @@ export class SampleWriter {
     private readonly options: SampleWriterOptions,
   ) {
     const row = `(${new Array(RAW_COLUMNS).fill('?').join(', ')})`;
-    const insert = 'INSERT INTO raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags, extensions, lost) VALUES ';
+    const insert = 'INSERT INTO raw_samples (ts_ms, key, series_id, hold_us, wait_us, flags, extensions, lost, censored) VALUES ';
     this.insertRawMany = db.prepare(insert + new Array(ROWS_PER_INSERT).fill(row).join(', '));
     this.insertRawOne = db.prepare(insert + row);
     this.insertPattern = db.prepare('INSERT OR IGNORE INTO patterns (pattern) VALUES (?)');
@@ -198,7 +198,7 @@ export class SampleWriter {
     this.overLimitSince = undefined;
     const params = this.params;
     let pending = 0;
-    for (const [tsMs, key, pattern, holdUs, waitUs, ttlMs, flags, extensions, lost] of rows) {
+    for (const [tsMs, key, pattern, holdUs, waitUs, ttlMs, flags, extensions, lost, censored] of rows) {
       const p = pending * RAW_COLUMNS;
       params[p] = tsMs;
       params[p + 1] = key;
@@ -210,6 +210,7 @@ export class SampleWriter {
       params[p + 5] = flags;
       params[p + 6] = extensions;
       params[p + 7] = lost;
+      params[p + 8] = censored ?? 0;
       if (++pending === ROWS_PER_INSERT) {
         this.insertRawMany.run(params);
         pending = 0;

@@ -305,9 +305,11 @@ export class KeyspaceTracker {
       this.counts.ignored++;
       return;
     }
-    // An expired lock held exactly its TTL in force (Redis may report the expiry later than it happened).
+    // An expired lock was held at least its TTL in force (Redis may report the expiry later than it
+    // happened); when its holder finished is not seen (a release of a missing key emits nothing): censored.
     const holdMs = outcome === 'expired' ? (o.extensions > 0 && o.expiresMs !== undefined ? o.expiresMs - o.setMs : o.ttlMs) : endMs - o.setMs;
     const sample: LockSample = { key: o.key, at: o.at, holdMs: Math.max(0, holdMs), waitMs: null, ttlMs: o.ttlMs, outcome, extensions: o.extensions };
+    if (outcome === 'expired') sample.censored = true;
     if (this.options.templates.length > 0) sample.pattern = pattern;
     if (this.options.instance !== undefined) sample.instance = this.options.instance;
     this.counts.recorded[outcome]++;

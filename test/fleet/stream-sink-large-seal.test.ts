@@ -73,7 +73,7 @@ describe('item 5: a seal that splits into more entries than maxPendingBatches', 
     }
 
     // The control: the same rows encoded in one turn, as the sink did before, block for far longer (seconds here).
-    const rows: RawRow[] = Array.from({ length: n }, (_, i) => [Date.now(), `${big}:${i}`, 'k{id}', 1000, 0, 3000, 8, 0, 0]);
+    const rows: RawRow[] = Array.from({ length: n }, (_, i) => [Date.now(), `${big}:${i}`, 'k{id}', 1000, 0, 3000, 8, 0, 0, 0]);
     const entries = new StreamBatcher('control').entries([{ instance: 'control', rollups: [], raw: rows }]);
     const started = performance.now();
     for (const entry of entries) encodeSealed(entry);

@@ -89,6 +89,7 @@ describe('SqliteRecorder', () => {
         threw: 0,
         instance: 'api-7',
         extensions: 0,
+        censored: 0,
       },
     ]);
     expect(queryDb<{ user_version: number }>(path, 'PRAGMA user_version')[0]!.user_version).toBe(SCHEMA_VERSION);

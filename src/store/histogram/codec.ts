@@ -13,7 +13,10 @@ import { MAX_INDEX } from './buckets.js';
  *   version(=1) · totalCount · minValue · maxValue · bucketCount · (indexDelta · count) × bucketCount
  * Exact counts (the TTLs in use):
  *   bucketCount · (valueDelta · count) × bucketCount
- * A rollup blob: hold-time histogram ‖ wait-time histogram ‖ TTL counts.
+ * A rollup blob: hold-time histogram ‖ wait-time histogram ‖ TTL counts [‖ censored-hold histogram].
+ * The last part is there only when some hold's end was not seen (schema 8 on): the hold-time
+ * histogram holds the holds whose end was seen, the censored one the others, at how long
+ * they were seen held. Blobs without it have none.
  */
 
 const CODEC_VERSION = 1;
@@ -105,16 +108,28 @@ export function addEncodedCounts(bytes: Uint8Array, into: Map<number, number>, o
 }
 
 /**
- * A rollup's three distributions in one blob, so a reader fetches one value per
- * row: hold-time histogram ‖ wait-time histogram ‖ TTL counts.
+ * A rollup's distributions in one blob, so a reader fetches one value per row:
+ * hold-time histogram ‖ wait-time histogram ‖ TTL counts, and the censored-hold
+ * histogram when it holds any.
  */
-export function encodeRollup(hold: EncodableHistogram, wait: EncodableHistogram, ttls: ReadonlyMap<number, number>): Buffer {
-  return Buffer.concat([encodeHistogram(hold), encodeHistogram(wait), encodeCounts(ttls)]);
+export function encodeRollup(
+  hold: EncodableHistogram,
+  wait: EncodableHistogram,
+  ttls: ReadonlyMap<number, number>,
+  censored?: EncodableHistogram | undefined,
+): Buffer {
+  const parts = [encodeHistogram(hold), encodeHistogram(wait), encodeCounts(ttls)];
+  if (censored !== undefined && censored.totalCount > 0) parts.push(encodeHistogram(censored));
+  return Buffer.concat(parts);
 }
 
-/** Adds a blob made by {@link encodeRollup} into the given accumulators. Throws on a malformed blob. */
-export function addEncodedRollup(bytes: Uint8Array, hold: DecodeTarget, wait: DecodeTarget, ttls: Map<number, number>): void {
-  const end = addEncodedCounts(bytes, ttls, decodeHistogramInto(bytes, decodeHistogramInto(bytes, 0, hold), wait));
+/**
+ * Adds a blob made by {@link encodeRollup} into the given accumulators (its censored holds
+ * into `censored`). Throws on a malformed blob.
+ */
+export function addEncodedRollup(bytes: Uint8Array, hold: DecodeTarget, wait: DecodeTarget, ttls: Map<number, number>, censored: DecodeTarget = IGNORE): void {
+  let end = addEncodedCounts(bytes, ttls, decodeHistogramInto(bytes, decodeHistogramInto(bytes, 0, hold), wait));
+  if (end < bytes.length) end = decodeHistogramInto(bytes, end, censored);
   if (end !== bytes.length) throw new RangeError('Corrupt rollup: trailing bytes');
 }
 
@@ -123,7 +138,7 @@ const IGNORE: DecodeTarget = { addAt: () => undefined, addSummary: () => undefin
 /** Whether a blob is a well-formed rollup blob: one unreadable row must be skipped, not fail a whole report. */
 export function isReadableRollup(bytes: Uint8Array): boolean {
   try {
-    addEncodedRollup(bytes, IGNORE, IGNORE, new Map());
+    addEncodedRollup(bytes, IGNORE, IGNORE, new Map(), IGNORE);
     return true;
   } catch {
     return false;
