@@ -51,8 +51,10 @@ export function formatSpan(ms: number): string {
   // Rounded down, never up: a span just short of a day must not read "24.0 h, less than 24 h",
   // and 40 s of data is not "1 min" (nor "0 min").
   if (ms >= HOUR_MS) return `${(Math.floor((ms / HOUR_MS) * 10) / 10).toFixed(1)} h`;
-  if (ms >= MINUTE_MS) return `${Math.floor(ms / MINUTE_MS)} min`;
-  return `${Math.floor(Math.max(0, ms) / 1000)} s`;
+  // Below an hour, exact to the second: "40 s", "1 min 30 s", "5 min".
+  const seconds = Math.floor(Math.max(0, ms) / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  return seconds % 60 === 0 ? `${seconds / 60} min` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
 /** A count with thousands separators: 12,345. */

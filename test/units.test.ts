@@ -18,13 +18,15 @@ describe('units', () => {
     expect(formatMs(ms)).toBe(text);
   });
 
-  it('formats spans in hours or minutes', () => {
+  it('formats spans in hours, or below an hour exactly in minutes and seconds', () => {
     expect(formatSpan(48 * 3_600_000)).toBe('48.0 h');
     expect(formatSpan(35 * 60_000)).toBe('35 min');
     // Rounded down, never up: just short of a day is not "24.0 h", and 40 s is neither "1 min" nor "0 min".
     expect(formatSpan(24 * 3_600_000 - 60_000)).toBe('23.9 h');
     expect(formatSpan(24 * 3_600_000)).toBe('24.0 h');
-    expect(formatSpan(59 * 60_000 + 59_000)).toBe('59 min');
+    expect(formatSpan(59 * 60_000 + 59_000)).toBe('59 min 59 s');
+    expect(formatSpan(90_000)).toBe('1 min 30 s');
+    expect(formatSpan(60_999)).toBe('1 min');
     expect(formatSpan(40_000)).toBe('40 s');
     expect(formatSpan(0)).toBe('0 s');
   });

@@ -67,8 +67,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     for (const name of reader.patternNames()) {
       const rows = reader.rowsOf(name);
       if (rows.length === 0) continue;
-      const summary = summarize(name, rows, policy);
-      if (summary.outcomes.expired > 0) summary.expiredHoldsMs = reader.expiredHolds(name);
+      const summary = summarize(name, rows, policy, () => reader.expiredHolds(name));
       if (summary.unreadableRows > 0) unreadable.set(name, summary.unreadableRows);
       if (summary.unreadableRows < rows.length) patterns.push(summary);
     }

@@ -120,7 +120,9 @@ export class RollupReader {
   expiredHolds(pattern: string, limit = 10_000): number[] {
     const holds: number[] = [];
     for (const db of this.dbs) {
-      const lost = schemaVersionOf(db) >= 5 ? 'AND r.lost = 0' : '';
+      // Holds whose end was seen: a censored one (schema 8 on) is counted by the rollups, its length unknown.
+      const version = schemaVersionOf(db);
+      const lost = `${version >= 5 ? 'AND r.lost = 0' : ''} ${version >= 8 ? 'AND r.censored = 0' : ''}`;
       const rows = db
         .prepare(
           `SELECT r.hold_us FROM raw_samples r JOIN series s ON s.id = r.series_id JOIN patterns p ON p.id = s.pattern_id

@@ -16,10 +16,27 @@ export interface Risk {
   overCurrentTtl: number;
   /** Holds longer than the recommended TTL: what would still outlive it. */
   overRecommendedTtl: number;
-  /** The same three per day of data (the data's span, at least an hour). */
-  perDay: { nearMisses: number; overCurrentTtl: number; overRecommendedTtl: number };
+  /**
+   * The same three as rates: per day from at least a day of data, else per hour, with the
+   * span they come from (a rate from 40 s of data says so).
+   */
+  rate: RiskRate;
   /** How long every other instance waits when a holder crashes while holding: the TTL, in use and recommended (ms). */
   crashWaitMs: { current: number; recommended: number };
+}
+
+export interface RiskRate {
+  per: 'day' | 'hour';
+  /** The span of data the rate comes from (ms). */
+  spanMs: number;
+  nearMisses: number;
+  overCurrentTtl: number;
+  overRecommendedTtl: number;
+}
+
+/** Counts as a rate: per day from at least a day of data, else per hour (from however little there is). */
+export function rateOf(spanMs: number): { per: 'day' | 'hour'; units: number } {
+  return spanMs >= DAY_MS ? { per: 'day', units: spanMs / DAY_MS } : { per: 'hour', units: Math.max(spanMs, 1000) / HOUR_MS };
 }
 
 /**
@@ -34,13 +51,13 @@ export function riskOf(hold: DenseHistogram, ttlMs: number, recommendedTtlMs: nu
   const nearMisses = holdsAbove(hold, ttlMs / 2);
   const overCurrentTtl = holdsAbove(hold, ttlMs);
   const overRecommendedTtl = holdsAbove(hold, recommendedTtlMs);
-  const days = Math.max(spanMs, HOUR_MS) / DAY_MS;
+  const { per, units } = rateOf(spanMs);
   return {
     headroom: hold.totalCount === 0 || ttlMs <= 0 ? { p99: null, max: null } : { p99: ratio(ttlMs, p99), max: ratio(ttlMs, max) },
     nearMisses,
     overCurrentTtl,
     overRecommendedTtl,
-    perDay: { nearMisses: nearMisses / days, overCurrentTtl: overCurrentTtl / days, overRecommendedTtl: overRecommendedTtl / days },
+    rate: { per, spanMs, nearMisses: nearMisses / units, overCurrentTtl: overCurrentTtl / units, overRecommendedTtl: overRecommendedTtl / units },
     crashWaitMs: { current: ttlMs, recommended: recommendedTtlMs },
   };
 }

@@ -1,5 +1,7 @@
 import type { Outcome } from '../sample/sample.js';
+import type { DecodeTarget } from '../store/histogram/codec.js';
 import { DenseHistogram } from '../store/histogram/histogram.js';
+import { highestValueAt, nearestRank } from '../store/histogram/buckets.js';
 import { addEncodedRollup, isReadableRollup } from '../store/histogram/codec.js';
 import { HOUR_MS } from '../units.js';
 import { MIN_SAMPLES_FOR_P99, upperBoundRank } from './confidence.js';
@@ -7,7 +9,8 @@ import { patternHints, type Hint } from './hints.js';
 import type { HourRow } from './read-rollups.js';
 import { recommendTtl, type RecommendationPolicy } from './recommend.js';
 import { riskOf, type Risk } from './risk.js';
-import { verdictFor, type Verdict } from './verdict.js';
+import type { Verdict } from './verdict.js';
+import { decide, type Decision } from './decision.js';
 
 export interface HourlyPoint {
   /** Start of the hour, epoch ms. */
@@ -33,7 +36,21 @@ export interface PatternAnalysis {
   count: number;
   /** Acquisitions that won the lock and have a hold time. */
   holdCount: number;
+  /** Hold-time figures; the ones that reach a censored hold are lower bounds (see `holdLowerBound`). */
   holdMs: { p50: number; p90: number; p99: number; p999: number; max: number; mean: number };
+  /**
+   * Holds whose end was not seen (`watch`: the key expired; `instrument`: never released):
+   * each was held at least as long as recorded (its TTL).
+   */
+  censored: number;
+  /** Which hold-time figures are lower bounds: the rank they are read at falls on a censored hold (`≥` in reports). */
+  holdLowerBound: { p50: boolean; p90: boolean; p99: boolean; p999: boolean; max: boolean; mean: boolean };
+  /**
+   * How far the censored holds could move the p99: what it would be if every one of them ran on
+   * for ever (ms) — `null` when more than 1 % of holds are censored (then the p99 has no upper
+   * bound). Absent when the p99 is exact.
+   */
+  p99CeilingMs?: number | null;
   waitMs: { p50: number; p99: number };
   /** Locks whose wait was measured; fewer than `count` when some came from `watch`, which sees no attempts (0: the wait is unknown). */
   waitCount: number;
@@ -52,7 +69,14 @@ export interface PatternAnalysis {
   recommendedTtlMs: number;
   /** What the data needs before the floor and rounding: multiplier × p99, at least the p99's upper bound (ms). */
   neededMs: number;
+  /** The decision for the TTL in use (`check` and `apply` take the same one for a policy's TTL). */
   verdict: Verdict;
+  decision: Decision;
+  /**
+   * The hold-time buckets above the p99, as [upper edge (ms), count]: how many holds a TTL above
+   * the p99 would not cover (see `holdsOver`), for any TTL a decision considers.
+   */
+  holdTail: [highMs: number, count: number][];
   /** Notes beside the numbers (expirations, few samples, contention…), as data: `report/` words them. */
   hints: Hint[];
   /** Waits are long or acquisitions give up (see {@link CONTENTION_WAIT_P99_MS}): the key is probably too broad. */
@@ -84,8 +108,16 @@ export const CONTENTION_NOT_ACQUIRED_RATE = 0.01;
  * One pattern's numbers from its rollup rows (in time order): percentiles,
  * outcomes, the TTL in use, the hourly series, the recommendation and the verdict.
  */
-export function summarize(pattern: string, rows: readonly HourRow[], policy: RecommendationPolicy): PatternAnalysis {
+export function summarize(
+  pattern: string,
+  rows: readonly HourRow[],
+  policy: RecommendationPolicy,
+  expiredHolds: () => number[] = () => [],
+): PatternAnalysis {
+  // Every hold (a censored one at how long it was seen held), the ones whose end was seen, the censored ones.
   const hold = new DenseHistogram();
+  const seen = new DenseHistogram();
+  const censored = new DenseHistogram();
   const wait = new DenseHistogram();
   const ttls = new Map<number, number>();
   const outcomes: Record<Outcome, number> = { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 };
@@ -121,7 +153,7 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
       hourStart = rowHour;
       hourCount = 0;
     }
-    addEncodedRollup(hists, hour, wait, ttls);
+    addEncodedRollup(hists, both(hour, seen), wait, ttls, both(hour, censored));
     hourCount += rowCount;
     count += rowCount;
     threw += rowThrew;
@@ -142,13 +174,11 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
   const ms = (us: number) => us / 1000;
   const p99Ms = ms(hold.valueAtPercentile(99));
   const rank = upperBoundRank(holdCount);
-  const recommendedTtlMs = recommendTtl(p99Ms, policy);
+  const recommendedTtlMs = recommendTtl(p99Ms, policy, ms(hold.maxValue));
   const p99UpperBoundMs = rank === undefined ? undefined : ms(hold.valueAtRank(rank));
   const neededMs = Math.max(policy.multiplier * p99Ms, p99UpperBoundMs ?? 0);
   const ttl = currentTtl(ttls);
   const waitP99Ms = ms(wait.valueAtPercentile(99));
-
-  const verdict = verdictFor(ttl.currentMs, { expired: outcomes.expired, holdCount, recommendedTtlMs, neededMs, floorMs: policy.floorMs });
 
   const notAcquiredRate = count > 0 ? outcomes.not_acquired / count : 0;
   const contended = waitP99Ms > CONTENTION_WAIT_P99_MS || notAcquiredRate > CONTENTION_NOT_ACQUIRED_RATE;
@@ -167,10 +197,20 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     ttl,
   });
 
-  return {
+  const holdTail: PatternAnalysis['holdTail'] = [];
+  const p99Us = hold.valueAtPercentile(99);
+  hold.forEachBucket((index, n) => {
+    const highUs = highestValueAt(index);
+    if (highUs > p99Us) holdTail.push([highUs / 1000, n]);
+  });
+
+  const summary: PatternAnalysis = {
     pattern,
     count,
     holdCount,
+    censored: censored.totalCount,
+    holdLowerBound: lowerBounds(hold, censored),
+    ...(censored.totalCount > 0 && censored.minValue <= hold.valueAtPercentile(99) ? { p99CeilingMs: p99Ceiling(seen, censored.totalCount) } : {}),
     holdMs: {
       p50: ms(hold.valueAtPercentile(50)),
       p90: ms(hold.valueAtPercentile(90)),
@@ -191,7 +231,9 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     p99UpperBoundMs,
     neededMs,
     recommendedTtlMs,
-    verdict,
+    verdict: 'ok',
+    decision: undefined as unknown as Decision,
+    holdTail,
     hints,
     contended,
     hourly,
@@ -200,6 +242,38 @@ export function summarize(pattern: string, rows: readonly HourRow[], policy: Rec
     incompleteHours: 0,
     risk: riskOf(hold, ttl.currentMs, recommendedTtlMs, Number.isFinite(firstMs) ? lastMs - firstMs : 0),
   };
+  if (outcomes.expired > 0) summary.expiredHoldsMs = expiredHolds();
+  // The report's verdict is the decision for the TTL in use: the same function `check` and `apply` take.
+  summary.decision = decide(summary, { ttlMs: ttl.currentMs, source: 'in-use' }, policy);
+  summary.verdict = summary.decision.verdict;
+  return summary;
+}
+
+/** A decode target that adds into two histograms. */
+function both(a: DecodeTarget, b: DecodeTarget): DecodeTarget {
+  return {
+    addAt: (index, count) => (a.addAt(index, count), b.addAt(index, count)),
+    addSummary: (total, min, max) => (a.addSummary(total, min, max), b.addSummary(total, min, max)),
+  };
+}
+
+/**
+ * Which figures are lower bounds: a percentile read at or above a censored hold's value could
+ * be higher (that hold ran on, unseen); the longest hold and the mean, whenever any is censored.
+ */
+function lowerBounds(hold: DenseHistogram, censored: DenseHistogram): PatternAnalysis['holdLowerBound'] {
+  const any = censored.totalCount > 0;
+  const reaches = (percentile: number) => any && censored.minValue <= hold.valueAtPercentile(percentile);
+  return { p50: reaches(50), p90: reaches(90), p99: reaches(99), p999: reaches(99.9), max: any, mean: any };
+}
+
+/**
+ * The p99 if every censored hold ran on for ever: the same rank read among the holds whose end
+ * was seen; `null` when the rank falls among the censored ones (no bound).
+ */
+function p99Ceiling(seen: DenseHistogram, censoredCount: number): number | null {
+  const rank = nearestRank(99, seen.totalCount + censoredCount);
+  return rank > seen.totalCount ? null : seen.valueAtRank(rank) / 1000;
 }
 
 function currentTtl(ttls: Map<number, number>): { currentMs: number; minMs: number; maxMs: number } {

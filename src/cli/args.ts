@@ -118,6 +118,7 @@ export interface AnalysisOptions {
   multiplier?: number;
   floor?: number;
   step?: number;
+  cover?: 'p99' | 'max';
   pattern?: string[];
 }
 
@@ -130,6 +131,11 @@ export function addAnalysisOptions(command: Command): Command {
     .option('--multiplier <n>', 'TTL = max(floor, multiplier × p99) (default: 3)', positiveNumber('--multiplier'))
     .option('--floor <ms>', 'lowest TTL recommended, in ms (default: 3000)', wholeMilliseconds('--floor', 0))
     .option('--step <ms>', 'round recommendations up to a multiple of this, in ms (default: 100)', wholeMilliseconds('--step', 1))
+    .addOption(
+      new Option('--cover <what>', 'p99: the rule alone, longer holds are a finding; max: also cover the longest hold seen')
+        .choices(['p99', 'max'])
+        .default('p99'),
+    )
     .option('--pattern <glob>', 'only patterns matching this glob; repeat for several', collect);
 }
 
@@ -144,6 +150,7 @@ export function runAnalysis(options: AnalysisOptions, io: Io): Analysis {
     multiplier: options.multiplier,
     floorMs: options.floor,
     stepMs: options.step,
+    cover: options.cover,
     patterns: options.pattern,
     nowMs: now,
   });

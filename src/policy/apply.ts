@@ -1,15 +1,14 @@
 import type { Analysis } from '../analyze/analyze.js';
-import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
-import type { PatternAnalysis } from '../analyze/summarize.js';
-import { formatMs, formatSpan } from '../units.js';
+import { DECISION_DEFAULTS, decideEntry, type HoldReason } from '../analyze/decision.js';
+import { byEntry, decisionOptions, judgedTtl } from './check.js';
 import type { PolicyDocument, TtlPolicy } from './policy.js';
 
-/** Options of {@link applyRecommendations}. */
+/** Options of {@link applyRecommendations}: the decision's, the same `check` takes. */
 export interface ApplyOptions {
-  /** Leave TTLs alone whose recommendation differs by less than this percentage. @default 10 */
-  minChangePercent?: number;
+  /** Leave TTLs alone whose recommendation differs by less than this percentage, unless locks expired that the move would save. @default 10 */
+  minChangePercent?: number | undefined;
   /** Move no TTL on a pattern whose data spans less than this (ms): daily peaks may be missing. @default 24 h */
-  minWindowMs?: number;
+  minWindowMs?: number | undefined;
 }
 
 export interface PolicyChange {
@@ -18,71 +17,58 @@ export interface PolicyChange {
   toMs: number;
 }
 
-/** A recommendation `apply` did not write, and why. */
+/** A recommendation `apply` did not write, and why (a decision for a human: `report/` words it). */
 export interface SkippedChange {
   pattern: string;
   /** The TTL in the policy file; `undefined` for a pattern not in it. */
   fromMs: number | undefined;
   toMs: number;
-  /** `shared-entry`: the entry is shared (a template) with a pattern that needs a longer TTL. */
-  reason: 'pinned' | 'too-few-samples' | 'short-window' | 'under-min-change' | 'shared-entry';
-  /** The reason in words, with its numbers. */
-  detail: string;
+  reason: HoldReason['kind'];
+  why: HoldReason;
 }
 
-export const DEFAULT_APPLY_MIN_CHANGE_PERCENT = 10;
-export const DEFAULT_APPLY_MIN_WINDOW_MS = 24 * 3_600_000;
+export const DEFAULT_APPLY_MIN_CHANGE_PERCENT = DECISION_DEFAULTS.minChangePercent;
+export const DEFAULT_APPLY_MIN_WINDOW_MS = DECISION_DEFAULTS.minWindowMs;
 
 /**
- * The policy with the data's recommended TTLs written in: entries keep their
- * order, pinned entries are untouched, new patterns are appended in name
- * order. A TTL moves only on evidence: at least 299 hold times (below that no
- * p99 claim holds at 95 %) spanning at least `minWindowMs`, and by at least
- * `minChangePercent`; every recommendation left out is returned with its
- * reason. Data patterns that share an entry (a template) give it the TTL the
- * most demanding of them needs, judged on that pattern's evidence. Changes
- * come in the file's order. Applying the result again to the same data
- * changes nothing.
+ * The policy with the data's recommended TTLs written in, by the decision
+ * `check` takes (`analyze/decision.ts`): entries keep their order, pinned
+ * entries are untouched, new patterns are appended in name order. A TTL moves
+ * only on evidence — at least 299 hold times spanning at least `minWindowMs`,
+ * and by at least `minChangePercent` unless locks expired that the move would
+ * save; every recommendation left out is returned with its reason. Data
+ * patterns that share an entry (a template) give it the largest move they
+ * ask for. Applying the result again to the same data changes nothing.
  */
 export function applyRecommendations(
   analysis: Analysis,
   policy: TtlPolicy,
   options: ApplyOptions = {},
 ): { document: PolicyDocument; changes: PolicyChange[]; skipped: SkippedChange[] } {
-  const minChange = options.minChangePercent ?? DEFAULT_APPLY_MIN_CHANGE_PERCENT;
-  const minWindowMs = options.minWindowMs ?? DEFAULT_APPLY_MIN_WINDOW_MS;
+  const o = decisionOptions(options);
   const locks = { ...policy.document.locks };
   const changed = new Map<string, PolicyChange>();
   const skipped: SkippedChange[] = [];
   const added: [string, number][] = [];
-  for (const [key, group] of byEntry(analysis, policy)) {
-    // An entry several data patterns resolve to (a template) has one TTL: the one the most demanding needs.
-    const p = group.reduce((a, b) => (b.recommendedTtlMs > a.recommendedTtlMs ? b : a));
-    const found = policy.entryForPattern(p.pattern);
-    const entry = found ? locks[found.pattern]! : undefined;
-    const fromMs = entry?.ttlMs;
-    const toMs = p.recommendedTtlMs;
-    const skip = (reason: SkippedChange['reason'], detail: string, recommendedMs = toMs): void => void skipped.push({ pattern: key, fromMs, toMs: recommendedMs, reason, detail });
-    const pinned = `pinned${entry?.reason ? ` (${entry.reason})` : ''}`;
-    const decide = (): void => {
-      if (fromMs === toMs) return;
-      if (entry?.pinned) return skip('pinned', pinned);
-      if (p.holdCount < MIN_SAMPLES_FOR_P99) return skip('too-few-samples', `too few samples: ${p.holdCount} hold times, ${MIN_SAMPLES_FOR_P99} needed`);
-      const spanMs = p.lastMs - p.firstMs;
-      if (spanMs < minWindowMs) return skip('short-window', `short window: ${formatSpan(spanMs)} of data, --min-window is ${formatSpan(minWindowMs)}`);
-      if (!found || fromMs === undefined) return void added.push([p.pattern, toMs]);
-      const change = (Math.abs(toMs - fromMs) / fromMs) * 100;
-      if (change < minChange) return skip('under-min-change', `under --min-change: ${change.toFixed(1)} % < ${minChange} %`);
-      changed.set(found.pattern, { pattern: found.pattern, fromMs, toMs });
-      locks[found.pattern] = { ...entry!, ttlMs: toMs };
-    };
-    decide();
-    // The others' own recommendations are left out, and said so, unless the entry ends at theirs or kept it.
-    const endsWithMs = found ? locks[found.pattern]!.ttlMs : undefined;
-    for (const other of group) {
-      if (other === p || other.recommendedTtlMs === endsWithMs || other.recommendedTtlMs === fromMs) continue;
-      if (entry?.pinned) skip('pinned', pinned, other.recommendedTtlMs);
-      else skip('shared-entry', `${other.pattern} shares the entry with ${p.pattern}, which needs ${formatMs(toMs)}`, other.recommendedTtlMs);
+  for (const members of byEntry(analysis, policy).values()) {
+    const { entryPattern, judged } = judgedTtl(policy, members[0]!.pattern);
+    const { decisions, apply } = decideEntry(members, judged, analysis.policy, o);
+    const fromMs = entryPattern === undefined ? undefined : judged.ttlMs;
+    const neediest = members[decisions.reduce((best, d, i) => (d.recommendedTtlMs > decisions[best]!.recommendedTtlMs ? i : best), 0)]!;
+    decisions.forEach((d, i) => {
+      const pattern = entryPattern ?? members[i]!.pattern;
+      // One line per recommendation left out, with its reason: held, or below what a shared entry gets.
+      if (d.apply.kind === 'hold') skipped.push({ pattern, fromMs, toMs: d.apply.toMs, reason: d.apply.why.kind, why: d.apply.why });
+      else if (d.apply.kind === 'write' && d.recommendedTtlMs < d.apply.toMs) {
+        const why = { kind: 'shared-entry', other: neediest.pattern, otherMs: d.apply.toMs } as const;
+        skipped.push({ pattern, fromMs, toMs: d.recommendedTtlMs, reason: why.kind, why });
+      }
+    });
+    if (apply.kind !== 'write') continue;
+    if (entryPattern === undefined) added.push([members[0]!.pattern, apply.toMs]);
+    else {
+      changed.set(entryPattern, { pattern: entryPattern, fromMs, toMs: apply.toMs });
+      locks[entryPattern] = { ...locks[entryPattern]!, ttlMs: apply.toMs };
     }
   }
   // In the file's order, then the new patterns in name order.
@@ -92,16 +78,4 @@ export function applyRecommendations(
     changes.push({ pattern, fromMs: undefined, toMs: ttlMs });
   }
   return { document: { ...policy.document, locks }, changes, skipped };
-}
-
-/** The data's patterns by the policy entry they resolve to (their own name when none), in the analysis' order. */
-function byEntry(analysis: Analysis, policy: TtlPolicy): Map<string, PatternAnalysis[]> {
-  const groups = new Map<string, PatternAnalysis[]>();
-  for (const p of analysis.patterns) {
-    const key = policy.entryForPattern(p.pattern)?.pattern ?? p.pattern;
-    const group = groups.get(key);
-    if (group) group.push(p);
-    else groups.set(key, [p]);
-  }
-  return groups;
 }

@@ -14,6 +14,11 @@ export interface PolicyEntry {
   pinned?: boolean;
   /** Why the TTL is what it is; shown in reports. */
   reason?: string;
+  /**
+   * Cover holds up to this long (ms): the recommendation for this entry is at least this, so
+   * `check` and `apply` keep the tail beyond the rule covered (see `--cover max` for every entry).
+   */
+  coverMs?: number;
 }
 
 /** The contents of a TTL policy file (`ttl-advisor.json`). */
@@ -40,7 +45,7 @@ export interface PolicyMatch {
 }
 
 const TOP_LEVEL = new Set(['locks', 'defaultTtlMs']);
-const ENTRY_FIELDS = new Set(['ttlMs', 'pinned', 'reason']);
+const ENTRY_FIELDS = new Set(['ttlMs', 'pinned', 'reason', 'coverMs']);
 
 /**
  * A loaded TTL policy: maps lock keys to TTLs through their patterns. Entries
@@ -137,7 +142,7 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
     if (pattern === '__proto__') throw new PolicyFileError(path, `${where}: "__proto__" cannot be a lock pattern`);
     if (!isObject(value)) throw new PolicyFileError(path, `${where}: expected an object like { "ttlMs": 10000 }`);
     for (const field of Object.keys(value)) {
-      if (!ENTRY_FIELDS.has(field)) throw new PolicyFileError(path, `${where}: unknown field "${field}"; expected ttlMs, pinned, reason`);
+      if (!ENTRY_FIELDS.has(field)) throw new PolicyFileError(path, `${where}: unknown field "${field}"; expected ttlMs, pinned, reason, coverMs`);
     }
     if (!isPositiveInteger(value.ttlMs)) {
       throw new PolicyFileError(path, `${where}: expected "ttlMs" to be ${ttlExpectation(value.ttlMs)}, got ${JSON.stringify(value.ttlMs)}`);
@@ -148,7 +153,10 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
     if (value.reason !== undefined && typeof value.reason !== 'string') {
       throw new PolicyFileError(path, `${where}: expected "reason" to be a string, got ${JSON.stringify(value.reason)}`);
     }
-    locks[pattern] = { ttlMs: value.ttlMs, ...(value.pinned !== undefined && { pinned: value.pinned }), ...(value.reason !== undefined && { reason: value.reason }) };
+    if (value.coverMs !== undefined && !isPositiveInteger(value.coverMs)) {
+      throw new PolicyFileError(path, `${where}: expected "coverMs" to be ${ttlExpectation(value.coverMs)}, got ${JSON.stringify(value.coverMs)}`);
+    }
+    locks[pattern] = orderedEntry(value as unknown as PolicyEntry);
   }
   try {
     compileTemplates(Object.keys(locks).filter((p) => /\{[^{}]+\}/.test(p)));
@@ -160,12 +168,11 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
 
 /**
  * Serializes a policy with one entry per line, so a TTL change is a one-line
- * diff. Entries keep their order; keys inside an entry are ttlMs, pinned, reason.
+ * diff. Entries keep their order; keys inside an entry are ttlMs, pinned, reason, coverMs.
  */
 export function formatPolicy(document: PolicyDocument): string {
   const entries = Object.entries(document.locks).map(([pattern, e]) => {
-    const ordered: PolicyEntry = { ttlMs: e.ttlMs, ...(e.pinned !== undefined && { pinned: e.pinned }), ...(e.reason !== undefined && { reason: e.reason }) };
-    const body = Object.entries(ordered).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(', ');
+    const body = Object.entries(orderedEntry(e)).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(', ');
     return `    ${JSON.stringify(pattern)}: { ${body} }`;
   });
   const lines = ['{'];
@@ -173,6 +180,16 @@ export function formatPolicy(document: PolicyDocument): string {
   lines.push(entries.length ? `  "locks": {\n${entries.join(',\n')}\n  }` : '  "locks": {}');
   lines.push('}');
   return lines.join('\n') + '\n';
+}
+
+/** An entry's fields in the file's order (ttlMs, pinned, reason, coverMs), without the absent ones. */
+function orderedEntry(e: PolicyEntry): PolicyEntry {
+  return {
+    ttlMs: e.ttlMs,
+    ...(e.pinned !== undefined && { pinned: e.pinned }),
+    ...(e.reason !== undefined && { reason: e.reason }),
+    ...(e.coverMs !== undefined && { coverMs: e.coverMs }),
+  };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,77 +1,95 @@
 import type { Analysis } from '../analyze/analyze.js';
 import type { CheckResult, CheckRow } from '../policy/check.js';
+import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { formatCount, formatMs } from '../units.js';
+import { bound, findingText, recommendationText } from './decision-text.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 import { warningSentences } from './hint-text.js';
 import { describeRun, markdownCode, markdownText } from './markdown.js';
 
 function change(row: CheckRow): string {
+  if (row.decision.insufficient) return '—';
   const sign = row.changePercent > 0 ? '+' : '';
   return `${sign}${Math.round(row.changePercent)} %`;
 }
 
+/** The row's state at a glance: the verdict, whether it fails, and the short tags; the sentences follow the table. */
 function note(row: CheckRow): string {
+  const d = row.decision;
   const parts: string[] = [`${VERDICT_MARK[row.verdict]} ${VERDICT_LABEL[row.verdict]}`];
-  if (row.resolvedExpirations > 0) {
-    parts.push(`✅ ${formatCount(row.resolvedExpirations)} expiration(s) under the ${formatMs(row.inUseTtlMs)} in use, covered by the policy's TTL`);
-  }
-  if (row.inUseTtlMs !== row.configuredTtlMs) parts.push(`deploy pending: ${formatMs(row.inUseTtlMs)} in use`);
-  const p = row.analysis;
-  if (p.contended) {
-    const gaveUp = p.count > 0 ? ((p.outcomes.not_acquired / p.count) * 100).toFixed(1) : '0.0';
-    parts.push(`⚠️ contended: wait p99 ${formatMs(p.waitMs.p99)}, ${gaveUp} % not acquired — the key is probably too broad`);
-  }
+  if (row.entry === undefined) parts.push('not in the policy');
   // The reason is anyone's text in a PR comment: shown as text, never as links, images, HTML or mentions.
-  if (row.entry.pinned) parts.push(`📌 pinned${row.entry.reason ? `: ${markdownText(row.entry.reason)}` : ''}`);
+  if (row.entry?.pinned) parts.push(`📌 pinned${row.entry.reason ? `: ${markdownText(row.entry.reason)}` : ''}`);
+  if (d.findings.some((f) => f.kind === 'tail')) parts.push('tail beyond the rule');
+  if (row.analysis.contended) parts.push('⚠️ contended');
   if (row.failing) parts.push('**fails the check**');
+  else if (d.apply.kind === 'write') parts.push(`\`apply\` writes ${formatMs(d.apply.toMs)}`);
   return parts.join(' · ');
+}
+
+/** A table row of the check: the recommendation in bold only when it is advice (enough data), `≥` where it is a lower bound. */
+function tableRow(row: CheckRow): string {
+  const p = row.analysis;
+  const rec = recommendationText(row.decision, p.holdCount, MIN_SAMPLES_FOR_P99);
+  return (
+    `| ${markdownCode(row.pattern)} | ${formatMs(row.configuredTtlMs)} | ${rec.advice ? `**${rec.text}**` : rec.text} | ${change(row)} | ` +
+    `${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)} | ${bound(p.holdMs.p99, p.holdLowerBound.p99)} | ${formatCount(row.expirations)} | ${note(row)} |`
+  );
+}
+
+/** The sentences that explain a row: every finding, the user's strings escaped. */
+export function rowSentences(row: CheckRow): string {
+  return row.decision.findings.map((f) => findingText(f, markdownText)).join(' ');
+}
+
+/** Findings a fine row is still listed for. */
+const NOTED_WHEN_FINE: ReadonlySet<string> = new Set(['resolved', 'tail', 'censored', 'unseen-expirations']);
+
+/** Rows that need a human: they fail, or they warn. */
+function needsHuman(result: CheckResult): { failing: number; warning: number } {
+  const all = [...result.rows, ...result.missingFromPolicy];
+  const failing = all.filter((r) => r.decision.level === 'fail').length;
+  return { failing, warning: all.filter((r) => r.decision.level === 'warn').length + result.noData.filter((n) => n.suggestion).length };
 }
 
 /**
  * The first line, stating what the exit code states: it fails (exit 1) only
- * when a TTL must rise or a lock expired, and says so; anything else is at
- * most a warning.
+ * where `apply` would change a TTL or a human must decide; it counts only the
+ * rows that need a human.
  */
 export function checkHeadline(result: CheckResult): string {
-  const failing = result.rows.filter((r) => r.failing).length;
-  const missingExpired = result.missingFromPolicy.filter((p) => p.outcomes.expired > 0).length;
-  const missing = result.missingFromPolicy.length;
-  const missingNote = missing > 0 ? `${missing} pattern(s) missing from the policy${missingExpired ? `, ${missingExpired} with expired locks` : ''}` : '';
-  if (result.exitCode === 1) {
-    const parts = [failing > 0 ? `${result.rows.length} TTL(s) need attention, ${failing} failing` : '', missingNote].filter(Boolean);
-    return `### ttl-advisor check: fails ❌ — ${parts.join('; ')}`;
-  }
-  if (result.rows.length === 0 && missing === 0) return '### ttl-advisor check: every configured TTL matches the data ✅';
-  const parts = [result.rows.length > 0 ? `${result.rows.length} TTL(s) need attention` : '', missingNote].filter(Boolean);
-  return `### ttl-advisor check: passes, with warnings ⚠️ — ${parts.join('; ')}`;
+  const { failing, warning } = needsHuman(result);
+  const counts = [failing > 0 ? `${failing} failing` : '', warning > 0 ? `${warning} to look at` : ''].filter(Boolean).join(', ');
+  if (result.exitCode === 1) return `### ttl-advisor check: fails ❌ — ${counts}`;
+  if (warning === 0) return '### ttl-advisor check: every configured TTL matches the data ✅';
+  return `### ttl-advisor check: passes, with warnings ⚠️ — ${counts}`;
 }
 
-/** The `check` result as Markdown for a PR comment: only what needs attention, with its evidence. */
+/** The `check` result as Markdown for a PR comment: what needs a human, with its evidence and the reason in words. */
 export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): string {
   const lines = [checkHeadline(result), '', describeRun(analysis), ''];
   // The evidence rules: a short window, notes on the inputs. Findings, not failures.
   for (const warning of warningSentences(analysis)) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
-  if (result.rows.length > 0) {
+  const shown = [...result.rows, ...result.missingFromPolicy.filter((r) => r.decision.level !== 'info')];
+  if (shown.length > 0) {
     lines.push('| pattern | TTL | recommended | change | samples | p99 | expired | |', '|---|---:|---:|---:|---:|---:|---:|---|');
-    for (const row of result.rows) {
-      const p = row.analysis;
-      lines.push(
-        `| ${markdownCode(row.pattern)} | ${formatMs(row.configuredTtlMs)} | **${formatMs(row.recommendedTtlMs)}** | ${change(row)} | ` +
-          `${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatCount(row.expirations)} | ${note(row)} |`,
-      );
-    }
+    for (const row of shown) lines.push(tableRow(row));
+    lines.push('');
+    for (const row of shown) lines.push(`- ${markdownCode(row.pattern)}${row.dataPattern !== row.pattern ? ` (${markdownCode(row.dataPattern)})` : ''}: ${rowSentences(row)}`);
     lines.push('');
   }
-  if (result.missingFromPolicy.length > 0) {
-    lines.push(`**In the data but not in the policy** (these get the default ${formatMs(result.defaultTtlMs)}):`, '');
-    for (const p of result.missingFromPolicy) {
-      const expired = p.outcomes.expired > 0 ? `, ${formatCount(p.outcomes.expired)} expired` : '';
-      lines.push(`- ${markdownCode(p.pattern)}: ${formatCount(p.count)} samples, p99 ${formatMs(p.holdMs.p99)}, recommended ${formatMs(p.recommendedTtlMs)}${expired}`);
+  // Fine rows are not listed, except for what the data says about them that a reviewer should know.
+  const noted = result.fine.filter((r) => r.decision.findings.some((f) => NOTED_WHEN_FINE.has(f.kind)));
+  if (noted.length > 0) {
+    lines.push('**Fine, with notes:**', '');
+    for (const row of noted) {
+      const sentences = row.decision.findings.filter((f) => NOTED_WHEN_FINE.has(f.kind) || f.kind === 'deploy-pending').map((f) => findingText(f, markdownText));
+      lines.push(`- ${markdownCode(row.pattern)}: ${sentences.join(' ')}`);
     }
     lines.push('');
   }
   if (result.noData.length > 0) {
-    lines.push('**In the policy but no data in this window:** ' + result.noData.map(markdownCode).join(', '), '');
+    lines.push('**In the policy but no data in this window:** ' + result.noData.map((n) => markdownCode(n.pattern) + (n.suggestion ? ` (did you mean ${markdownCode(n.suggestion)}?)` : '')).join(', '), '');
   }
   return lines.join('\n');
 }
@@ -82,38 +100,37 @@ export function renderCheckJson(result: CheckResult, analysis: Analysis): string
   const row = (r: CheckRow) => ({
     pattern: r.pattern,
     dataPattern: r.dataPattern,
+    inPolicy: r.entry !== undefined,
     configuredTtlMs: r.configuredTtlMs,
-    recommendedTtlMs: r.recommendedTtlMs,
+    // No recommendation from too little data: the need is in `holdCount` and `level`.
+    recommendedTtlMs: r.decision.insufficient ? null : r.recommendedTtlMs,
+    recommendationIsLowerBound: r.decision.atLeast,
     changePercent: Math.round(r.changePercent * 10) / 10,
     verdict: r.verdict,
+    level: r.decision.level,
     failing: r.failing,
-    pinned: r.entry.pinned === true,
-    reason: r.entry.reason ?? null,
+    apply: r.decision.apply.kind === 'hold' ? { kind: 'hold', toMs: r.decision.apply.toMs, reason: r.decision.apply.why.kind } : r.decision.apply,
+    pinned: r.entry?.pinned === true,
+    reason: r.entry?.reason ?? null,
     count: r.analysis.count,
     holdCount: r.analysis.holdCount,
     p99Ms: r3(r.analysis.holdMs.p99),
+    p99IsLowerBound: r.analysis.holdLowerBound.p99,
     expired: r.expirations,
     resolvedExpirations: r.resolvedExpirations,
     inUseTtlMs: r.inUseTtlMs,
+    findings: r.decision.findings.map((f) => ({ kind: f.kind, text: findingText(f) })),
   });
   return (
     JSON.stringify(
       {
-        version: 1,
+        version: 2,
         exitCode: result.exitCode,
         policy: { ...analysis.policy },
         attention: result.rows.map(row),
         fine: result.fine.map(row),
-        missingFromPolicy: result.missingFromPolicy.map((p) => ({
-          pattern: p.pattern,
-          count: p.count,
-          p99Ms: r3(p.holdMs.p99),
-          recommendedTtlMs: p.recommendedTtlMs,
-          expired: p.outcomes.expired,
-          // Runs with the default TTL; fails the check only when a lock expired.
-          failing: p.outcomes.expired > 0,
-        })),
-        noData: result.noData,
+        missingFromPolicy: result.missingFromPolicy.map(row),
+        noData: result.noData.map((n) => ({ pattern: n.pattern, suggestion: n.suggestion ?? null })),
       },
       null,
       2,

@@ -1,7 +1,9 @@
 import type { Analysis } from '../analyze/analyze.js';
 import type { CheckResult } from '../policy/check.js';
 import { printable } from '../text.js';
+import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { formatCount, formatMs } from '../units.js';
+import { bound, findingText } from './decision-text.js';
 import { VERDICT_LABEL } from './verdict-style.js';
 import { checkHeadline, renderCheckMarkdown } from './check.js';
 
@@ -30,29 +32,41 @@ export function renderCheckGithub(
   policy: { path: string; text: string },
 ): { annotations: string; summary: string } {
   const lines = policy.text.split('\n');
-  const lineOf = (pattern: string) => {
-    const key = `${JSON.stringify(pattern)}`;
-    const index = lines.findIndex((l) => l.includes(key));
+  // An entry's line; a pattern not in the file points at `"locks"`.
+  const lineOf = (pattern: string | undefined) => {
+    const key = pattern === undefined ? undefined : `${JSON.stringify(pattern)}:`;
+    const index = key === undefined ? -1 : lines.findIndex((l) => l.includes(key));
     return index >= 0 ? index + 1 : Math.max(1, lines.findIndex((l) => l.includes('"locks"')) + 1);
   };
   const findings: Finding[] = [];
-  for (const row of result.rows) {
+  // Only rows that need a human get an annotation, each with its reason; fine rows never do.
+  for (const row of [...result.rows, ...result.missingFromPolicy]) {
+    const d = row.decision;
+    if (d.level === 'info') continue;
     const p = row.analysis;
+    // The reason first; the recommendation where no sentence states it; the evidence last.
+    const sentences = d.findings.filter((f) => f.kind !== 'insufficient-data' && f.kind !== 'not-in-policy').map((f) => findingText(f, printable));
+    const statesRecommendation = d.findings.some((f) => RECOMMENDING.has(f.kind));
+    const lead = d.insufficient
+      ? `${formatCount(p.holdCount)} of ${formatCount(MIN_SAMPLES_FOR_P99)} hold times: too few for a recommendation.`
+      : statesRecommendation
+        ? ''
+        : `TTL ${formatMs(row.configuredTtlMs)}, recommended ${bound(d.recommendedTtlMs, d.atLeast)}.`;
+    const evidence = `(p99 ${bound(p.holdMs.p99, p.holdLowerBound.p99)}, ${formatCount(p.count)} samples${p.outcomes.expired > 0 ? `, ${formatCount(p.outcomes.expired)} expired` : ''})`;
     findings.push({
-      level: row.failing ? 'error' : 'warning',
-      line: lineOf(row.pattern),
-      title: `${printable(row.pattern)}: ${VERDICT_LABEL[row.verdict]}`,
-      message:
-        `TTL ${formatMs(row.configuredTtlMs)}, recommended ${formatMs(row.recommendedTtlMs)} (p99 ${formatMs(p.holdMs.p99)} over ${formatCount(p.count)} samples` +
-        `${p.outcomes.expired > 0 ? `, ${formatCount(p.outcomes.expired)} expired` : ''})${row.entry.pinned ? '; pinned' : ''}`,
+      level: d.level === 'fail' ? 'error' : 'warning',
+      line: lineOf(row.entry === undefined ? undefined : row.pattern),
+      title: `${printable(row.pattern)}: ${row.entry === undefined ? 'not in the policy' : row.verdict === 'ok' ? okTitle(d) : VERDICT_LABEL[row.verdict]}`,
+      message: [lead, ...sentences, evidence].filter(Boolean).join(' '),
     });
   }
-  for (const p of result.missingFromPolicy) {
+  for (const entry of result.noData) {
+    if (!entry.suggestion) continue;
     findings.push({
-      level: p.outcomes.expired > 0 ? 'error' : 'warning',
-      line: lineOf(''),
-      title: `${printable(p.pattern)}: not in the policy`,
-      message: `runs with the default ${formatMs(result.defaultTtlMs)}; recommended ${formatMs(p.recommendedTtlMs)} (p99 ${formatMs(p.holdMs.p99)}${p.outcomes.expired > 0 ? `, ${formatCount(p.outcomes.expired)} expired` : ''})`,
+      level: 'warning',
+      line: lineOf(entry.pattern),
+      title: `${printable(entry.pattern)}: no data`,
+      message: `No pattern in the data matches this entry; did you mean ${printable(entry.suggestion)}?`,
     });
   }
   // Errors first, then in the report's order (worst verdict first).
@@ -64,6 +78,20 @@ export function renderCheckGithub(
     renderCheckMarkdown(result, analysis) +
     (more > 0 ? `\n${formatCount(more)} more finding(s) without an annotation of their own: see the table above.\n` : '');
   return { annotations: annotations + `${checkHeadline(result).replace(/^### /, '')}\n`, summary };
+}
+
+/** Findings whose sentence states the TTL and the recommendation. */
+const RECOMMENDING: ReadonlySet<string> = new Set(['expired', 'too-short', 'too-long', 'below-floor', 'tail']);
+
+/** What an annotation's title says of a row whose TTL is right: the finding that wants a look. */
+const OK_TITLE: Readonly<Record<string, string>> = {
+  tail: 'holds beyond the rule',
+  'unseen-expirations': 'expirations not seen to end',
+  contended: 'contended',
+};
+
+function okTitle(d: { findings: readonly { kind: string }[] }): string {
+  return d.findings.map((f) => OK_TITLE[f.kind]).find((t) => t !== undefined) ?? 'ok';
 }
 
 /** Workflow-command escaping: the message part. */

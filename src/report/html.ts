@@ -5,6 +5,7 @@ import { escapeHtml, printable } from '../text.js';
 import { formatCount, formatMs, formatTime } from '../units.js';
 import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
 import { hintSentences, warningSentences } from './hint-text.js';
+import { bound, findingText, recommendationText } from './decision-text.js';
 import { describeRun } from './markdown.js';
 import { riskSentences } from './risk-text.js';
 import { renderSvg } from './render-svg.js';
@@ -67,16 +68,22 @@ function verdictCell(p: PatternAnalysis): string {
   return `${badge(p)} <span class="expired-count">${formatCount(expired)} expired</span>`;
 }
 
+/** The recommendation, in bold only when it is advice: with too little data the cell shows the need instead. */
+function recommendationCell(p: PatternAnalysis): string {
+  const rec = recommendationText(p.decision, p.holdCount, MIN_SAMPLES_FOR_P99);
+  return rec.advice ? `<td class="rec">${rec.text}</td>` : `<td class="need">${rec.text}</td>`;
+}
+
 function summaryTable(analysis: Analysis): string {
   const rows = analysis.patterns.map(
     (p, i) => `<tr>
 <td class="pattern"><a href="#p-${i}">${text(p.pattern)}</a></td>
 <td>${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)}</td>
-<td>${formatMs(p.holdMs.p50)}</td>
-<td>${formatMs(p.holdMs.p99)}</td>
-<td>${formatMs(p.holdMs.max)}</td>
+<td>${bound(p.holdMs.p50, p.holdLowerBound.p50)}</td>
+<td>${bound(p.holdMs.p99, p.holdLowerBound.p99)}</td>
+<td>${bound(p.holdMs.max, p.holdLowerBound.max)}</td>
 <td>${formatMs(p.ttl.currentMs)}</td>
-<td class="rec">${formatMs(p.recommendedTtlMs)}</td>
+${recommendationCell(p)}
 <td class="verdict">${verdictCell(p)}</td>
 </tr>`,
   );
@@ -89,18 +96,34 @@ ${rows.join('\n')}
 }
 
 function formula(p: PatternAnalysis, analysis: Analysis): string {
-  const { multiplier, floorMs, stepMs } = analysis.policy;
+  const { multiplier, floorMs, stepMs, cover } = analysis.policy;
+  if (p.decision.insufficient) {
+    return `No recommendation yet: ${formatCount(p.holdCount)} of ${formatCount(MIN_SAMPLES_FOR_P99)} hold times needed for a p99 at 95 % confidence.`;
+  }
+  const atLeast = p.holdLowerBound.p99;
   const scaled = multiplier * p.holdMs.p99;
-  const winner = scaled >= floorMs ? `${multiplier} × p99 = ${formatMs(scaled)}` : `the floor ${formatMs(floorMs)}`;
-  return `TTL = max(${formatMs(floorMs)}, ${multiplier} × ${formatMs(p.holdMs.p99)}) → ${winner}, rounded up to ${formatMs(stepMs)} = <strong>${formatMs(p.recommendedTtlMs)}</strong>`;
+  const coversMax = cover === 'max' && p.holdMs.max > Math.max(scaled, floorMs);
+  const winner = coversMax ? `the longest hold ${formatMs(p.holdMs.max)} (--cover max)` : scaled >= floorMs ? `${multiplier} × p99 = ${bound(scaled, atLeast)}` : `the floor ${formatMs(floorMs)}`;
+  return `TTL = max(${formatMs(floorMs)}, ${multiplier} × ${bound(p.holdMs.p99, atLeast)}) → ${winner}, rounded up to ${formatMs(stepMs)} = <strong>${bound(p.recommendedTtlMs, atLeast)}</strong>`;
 }
+
+/** The decision's findings that the table does not show (tails beyond the rule, censored holds), then the hints. */
+function notes(p: PatternAnalysis): string {
+  const findings = p.decision.findings.filter((f) => SECTION_FINDINGS.has(f.kind)).map((f) => findingText(f));
+  const all = [...findings, ...hintSentences(p)];
+  return all.length ? `<ul class="hints">${all.map((h) => `<li>${text(h)}</li>`).join('')}</ul>` : '';
+}
+
+/** Findings worth a line in a pattern's section (the verdict and the risk sentences say the rest). */
+const SECTION_FINDINGS: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations']);
 
 async function patternSection(p: PatternAnalysis, index: number, analysis: Analysis): Promise<string> {
   const [distribution, hourly] = await Promise.all([renderSvg(distributionSpec(p)), renderSvg(hourlySpec(p))]);
   const facts: [string, string][] = [
     ['samples', `${formatCount(p.count)} (${formatCount(p.holdCount)} held the lock)`],
-    ['hold p50 / p90 / p99 / p99.9', [p.holdMs.p50, p.holdMs.p90, p.holdMs.p99, p.holdMs.p999].map(formatMs).join(' / ')],
-    ['hold max / mean', `${formatMs(p.holdMs.max)} / ${formatMs(p.holdMs.mean)}`],
+    ['hold p50 / p90 / p99 / p99.9', (['p50', 'p90', 'p99', 'p999'] as const).map((k) => bound(p.holdMs[k], p.holdLowerBound[k])).join(' / ')],
+    ['hold max / mean', `${bound(p.holdMs.max, p.holdLowerBound.max)} / ${bound(p.holdMs.mean, p.holdLowerBound.mean)}`],
+    ...(p.censored > 0 ? ([['not seen to end', `${formatCount(p.censored)} hold(s): each at least its TTL`]] as [string, string][]) : []),
     ['p99, 95 % upper bound', p.p99UpperBoundMs === undefined ? `needs ${MIN_SAMPLES_FOR_P99} samples` : formatMs(p.p99UpperBoundMs)],
     ['wait p50 / p99', p.waitCount === 0 ? 'unknown (watched: Redis sees no waiting)' : `${formatMs(p.waitMs.p50)} / ${formatMs(p.waitMs.p99)}`],
     [
@@ -115,7 +138,7 @@ async function patternSection(p: PatternAnalysis, index: number, analysis: Analy
 <h2><span class="pattern">${text(p.pattern)}</span> ${badge(p)}</h2>
 <p class="formula">${formula(p, analysis)}</p>
 <p class="risk">${riskSentences(p).map(text).join(' ')}</p>
-${p.hints.length ? `<ul class="hints">${hintSentences(p).map((h) => `<li>${text(h)}</li>`).join('')}</ul>` : ''}
+${notes(p)}
 <dl>${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>
 <figure class="chart">${distribution}</figure>
 <figure class="chart">${hourly}</figure>
@@ -139,6 +162,7 @@ table.summary { border-collapse: collapse; width: 100%; margin: 12px 0 24px; fon
 .summary th { font-weight: 600; color: var(--muted); font-size: 12px; }
 .summary a { color: inherit; }
 .summary td.rec { font-weight: 600; }
+.summary td.need { color: var(--muted); }
 .badge { color: white; border-radius: 10px; padding: 1px 8px; font-size: 12px; font-weight: 600; white-space: nowrap; font-family: system-ui, sans-serif; }
 .expired-count { color: #c62828; font-weight: 600; white-space: nowrap; }
 .formula { background: #f6f8fa; border-radius: 6px; padding: 8px 12px; font-variant-numeric: tabular-nums; }

@@ -1,4 +1,5 @@
 import type { Analysis } from '../analyze/analyze.js';
+import { findingText } from './decision-text.js';
 import { hintSentences, warningSentences } from './hint-text.js';
 
 /** Version of the JSON report's shape; bumped only on a breaking change. */
@@ -28,9 +29,15 @@ export function renderJson(analysis: Analysis): string {
       p50Ms: r3(p.holdMs.p50),
       p90Ms: r3(p.holdMs.p90),
       p99Ms: r3(p.holdMs.p99),
+      // A figure that reaches a hold whose end was not seen is a lower bound (the true value is at least it).
+      p99IsLowerBound: p.holdLowerBound.p99,
       p999Ms: r3(p.holdMs.p999),
       maxMs: r3(p.holdMs.max),
       meanMs: r3(p.holdMs.mean),
+      lowerBounds: { ...p.holdLowerBound },
+      censored: p.censored,
+      // The p99 if every censored hold ran on for ever; null: no upper bound (over 1 % censored). Absent when p99 is exact.
+      ...(p.p99CeilingMs !== undefined && { p99CeilingMs: p.p99CeilingMs === null ? null : r3(p.p99CeilingMs) }),
       p99UpperBoundMs: p.p99UpperBoundMs === undefined ? null : r3(p.p99UpperBoundMs),
       // null when no lock of the pattern had its wait measured (all seen by `watch`)
       waitP50Ms: p.waitCount === 0 ? null : r3(p.waitMs.p50),
@@ -38,7 +45,11 @@ export function renderJson(analysis: Analysis): string {
       currentTtlMs: p.ttl.currentMs,
       ttlRangeMs: [p.ttl.minMs, p.ttl.maxMs],
       recommendedTtlMs: p.recommendedTtlMs,
+      // false: too few hold times, the number above is no advice; atLeast: a lower bound (censored holds).
+      recommendation: { advice: !p.decision.insufficient, atLeast: p.decision.atLeast },
       verdict: p.verdict,
+      // The decision for the TTL in use, in words (the one check and apply take).
+      findings: p.decision.findings.map((f) => ({ kind: f.kind, text: findingText(f) })),
       outcomes: { ...p.outcomes },
       threw: p.threw,
       extended: p.extended,
@@ -55,10 +66,18 @@ export function renderJson(analysis: Analysis): string {
         nearMisses: p.risk.nearMisses,
         overCurrentTtl: p.risk.overCurrentTtl,
         overRecommendedTtl: p.risk.overRecommendedTtl,
-        perDay: {
-          nearMisses: r3(p.risk.perDay.nearMisses),
-          overCurrentTtl: r3(p.risk.perDay.overCurrentTtl),
-          overRecommendedTtl: r3(p.risk.perDay.overRecommendedTtl),
+        // Per day only from at least a day of data (else null; see `rate`).
+        perDay:
+          p.risk.rate.per === 'day'
+            ? { nearMisses: r3(p.risk.rate.nearMisses), overCurrentTtl: r3(p.risk.rate.overCurrentTtl), overRecommendedTtl: r3(p.risk.rate.overRecommendedTtl) }
+            : null,
+        // Per day from at least a day of data, else per hour (and from how much data).
+        rate: {
+          per: p.risk.rate.per,
+          spanMs: p.risk.rate.spanMs,
+          nearMisses: r3(p.risk.rate.nearMisses),
+          overCurrentTtl: r3(p.risk.rate.overCurrentTtl),
+          overRecommendedTtl: r3(p.risk.rate.overRecommendedTtl),
         },
         crashWaitMs: { ...p.risk.crashWaitMs },
       },

@@ -1,6 +1,8 @@
 import type { Analysis } from '../analyze/analyze.js';
 import { printable } from '../text.js';
 import { formatCount, formatMs, formatSpan, formatTime } from '../units.js';
+import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
+import { bound, findingText, recommendationText } from './decision-text.js';
 import { warningSentences } from './hint-text.js';
 import { riskSentences } from './risk-text.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
@@ -43,16 +45,23 @@ export function renderMarkdown(analysis: Analysis): string {
       // Expirations are counted as expired: `lost` is the outcome of a key that vanished before its TTL could have run out.
       const n = p.outcomes.expired;
       const verdict = n > 0 && p.verdict === 'expired' ? `${formatCount(n)} expired` : `${VERDICT_LABEL[p.verdict]}${n > 0 ? ` (${formatCount(n)} expired)` : ''}`;
+      // Advice in bold; too little data shows the need instead; `≥` where holds were not seen to end.
+      const rec = recommendationText(p.decision, p.holdCount, MIN_SAMPLES_FOR_P99);
       lines.push(
-        `| ${markdownCode(p.pattern)} | ${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)} | ${formatMs(p.holdMs.p99)} | ${formatMs(p.ttl.currentMs)} | ` +
-          `**${formatMs(p.recommendedTtlMs)}** | ${VERDICT_MARK[p.verdict]} ${verdict}${p.contended ? ' · ⚠️ contended' : ''} |`,
+        `| ${markdownCode(p.pattern)} | ${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)} | ${bound(p.holdMs.p99, p.holdLowerBound.p99)} | ${formatMs(p.ttl.currentMs)} | ` +
+          `${rec.advice ? `**${rec.text}**` : rec.text} | ${VERDICT_MARK[p.verdict]} ${verdict}${p.contended ? ' · ⚠️ contended' : ''} |`,
       );
     }
     lines.push('');
-    // The trade, for the patterns whose TTL should change: what it risks now and with the recommendation.
-    const changing = analysis.patterns.filter((p) => p.verdict === 'expired' || p.verdict === 'too-short' || p.verdict === 'too-long');
-    for (const p of changing) lines.push(`- ${markdownCode(p.pattern)}: ${riskSentences(p).join(' ')}`);
-    if (changing.length > 0) lines.push('');
+    // The trade, for the patterns whose TTL should change: what it risks now and with the recommendation;
+    // and the findings the table cannot show (holds beyond the rule, holds not seen to end).
+    for (const p of analysis.patterns) {
+      const changing = p.verdict === 'expired' || p.verdict === 'too-short' || p.verdict === 'too-long';
+      const notes = p.decision.findings.filter((f) => f.kind === 'tail' || f.kind === 'censored' || f.kind === 'unseen-expirations').map((f) => findingText(f));
+      const sentences = [...(changing ? riskSentences(p) : []), ...notes];
+      if (sentences.length > 0) lines.push(`- ${markdownCode(p.pattern)}: ${sentences.join(' ')}`);
+    }
+    if (lines.at(-1) !== '') lines.push('');
   }
   return lines.join('\n');
 }

@@ -1,14 +1,11 @@
 import type { PatternAnalysis } from '../analyze/summarize.js';
+import type { RiskRate } from '../analyze/risk.js';
 import { formatCount, formatMs } from '../units.js';
+import { rateText } from './decision-text.js';
 
-/** A daily rate, with as many digits as it needs to say something. */
-function rate(daily: number): string {
-  return daily >= 10 ? formatCount(daily) : daily >= 1 ? daily.toFixed(1) : daily.toFixed(2);
-}
-
-/** "104 holds outlived it (52 a day)", or `none` when there were none. */
-function counted(count: number, daily: number, what: string, none: string): string {
-  return count === 0 ? none : `${formatCount(count)} ${what} (${rate(daily)} a day)`;
+/** "104 holds outlived it (52 a day)", or `none` when there were none; per hour, with its span, from less than a day of data. */
+function counted(count: number, r: RiskRate, rate: number, what: string, none: string): string {
+  return count === 0 ? none : `${formatCount(count)} ${what} (${rateText(rate, r.per, r.spanMs)})`;
 }
 
 function times(x: number | null): string {
@@ -28,12 +25,12 @@ export function riskSentences(p: PatternAnalysis): string[] {
   const same = p.recommendedTtlMs === p.ttl.currentMs;
   const extended = p.extended > 0 ? ` (${formatCount(p.extended)} locks were extended while held: for them a hold past the TTL was no expiration)` : '';
   return [
-    `At the TTL in use (${current}), ${counted(r.overCurrentTtl, r.perDay.overCurrentTtl, 'holds outlived it', 'no hold outlived it')} and ` +
-      `${counted(r.nearMisses, r.perDay.nearMisses, 'used more than half of it', 'none used more than half of it')}; ` +
+    `At the TTL in use (${current}), ${counted(r.overCurrentTtl, r.rate, r.rate.overCurrentTtl, 'holds outlived it', 'no hold outlived it')} and ` +
+      `${counted(r.nearMisses, r.rate, r.rate.nearMisses, 'used more than half of it', 'none used more than half of it')}; ` +
       `it covers p99 ${times(r.headroom.p99)} and the longest hold ${times(r.headroom.max)}${extended}.`,
     same
       ? 'The recommended TTL is the one in use.'
-      : `At the recommended ${recommended}, ${counted(r.overRecommendedTtl, r.perDay.overRecommendedTtl, 'holds would have outlived it', 'no hold would have outlived it')}.`,
+      : `At the recommended ${recommended}, ${counted(r.overRecommendedTtl, r.rate, r.rate.overRecommendedTtl, 'holds would have outlived it', 'no hold would have outlived it')}.`,
     `If a holder crashes while holding, every other instance waits ${current}${same ? '' : ` now, ${recommended} as recommended`}.`,
   ];
 }

@@ -37,8 +37,10 @@ describe('ttl-advisor report', () => {
       version: 1,
       generatedAt: '2026-11-30T00:00:00.000Z',
       window: { from: expect.stringMatching(/^2026-11-28T00:0/), to: expect.stringMatching(/^2026-11-29T23:5/) },
-      policy: { multiplier: 3, floorMs: 3000, stepMs: 100 },
+      policy: { multiplier: 3, floorMs: 3000, stepMs: 100, cover: 'p99' },
     });
+    // Hold figures say whether they are lower bounds; the recommendation whether it is advice.
+    expect(report.patterns[0]).toMatchObject({ p99IsLowerBound: false, censored: 0, recommendation: { advice: true, atLeast: false } });
     const payment = report.patterns.find((p: { pattern: string }) => p.pattern === 'payment:lock:order:{id}');
     expect(Object.keys(payment)).toEqual(
       expect.arrayContaining(['pattern', 'count', 'p50Ms', 'p90Ms', 'p99Ms', 'p999Ms', 'maxMs', 'currentTtlMs', 'recommendedTtlMs', 'verdict', 'outcomes']),
@@ -75,7 +77,7 @@ describe('ttl-advisor report', () => {
     ]);
     expect(code).toBe(0);
     const report = JSON.parse(readFileSync(join(out, 'ttl-report.json'), 'utf8'));
-    expect(report.policy).toEqual({ multiplier: 2, floorMs: 1000, stepMs: 250 });
+    expect(report.policy).toEqual({ multiplier: 2, floorMs: 1000, stepMs: 250, cover: 'p99' });
     expect(report.patterns).toHaveLength(1);
     const [p] = report.patterns;
     expect(p.recommendedTtlMs).toBe(Math.max(1000, Math.ceil((2 * p.p99Ms) / 250) * 250));

@@ -1,7 +1,7 @@
 import type { Analysis } from '../../src/analyze/analyze.js';
 import { DEFAULT_RECOMMENDATION_POLICY, recommendTtl, type RecommendationPolicy } from '../../src/analyze/recommend.js';
 import type { PatternAnalysis } from '../../src/analyze/summarize.js';
-import { verdictFor } from '../../src/analyze/verdict.js';
+import { decide } from '../../src/analyze/decision.js';
 import { riskOf } from '../../src/analyze/risk.js';
 import { DenseHistogram } from '../../src/store/histogram/histogram.js';
 
@@ -21,6 +21,13 @@ export interface PatternFacts {
   contended?: boolean;
   /** How long the data spans (ms). @default 2 days */
   spanMs?: number;
+  /** The longest hold (ms). @default 1.5 × p99 */
+  maxMs?: number;
+  /** Holds above the p99 as [upper edge (ms), count] (see `holdTail`). @default one hold at `maxMs` */
+  holdTail?: [number, number][];
+  /** Holds whose end was not seen; with `p99LowerBound`, the p99 reaches them. @default 0 */
+  censored?: number;
+  p99LowerBound?: boolean;
 }
 
 /**
@@ -37,11 +44,18 @@ export function patternAnalysis(pattern: string, facts: PatternFacts = {}, polic
   const recommendedTtlMs = recommendTtl(p99Ms, policy);
   const neededMs = policy.multiplier * p99Ms;
   const firstMs = Date.UTC(2026, 10, 28);
-  return {
+  const maxMs = facts.maxMs ?? p99Ms * 1.5;
+  const censored = facts.censored ?? 0;
+  const lower = facts.p99LowerBound ?? false;
+  const p: PatternAnalysis = {
     pattern,
     count: holdCount + expired,
     holdCount,
-    holdMs: { p50: p99Ms / 3, p90: p99Ms / 2, p99: p99Ms, p999: p99Ms * 1.2, max: p99Ms * 1.5, mean: p99Ms / 3 },
+    holdMs: { p50: p99Ms / 3, p90: p99Ms / 2, p99: p99Ms, p999: Math.min(p99Ms * 1.2, maxMs), max: maxMs, mean: p99Ms / 3 },
+    censored,
+    holdLowerBound: { p50: false, p90: false, p99: lower, p999: lower, max: censored > 0, mean: censored > 0 },
+    ...(lower && { p99CeilingMs: null }),
+    holdTail: facts.holdTail ?? (maxMs > p99Ms ? [[maxMs, 1]] : []),
     waitMs: { p50: 0, p99: facts.contended ? 500 : 1 },
     waitCount: holdCount,
     outcomes: { released: holdCount, expired, not_acquired: 0, error: 0, lost: 0 },
@@ -54,7 +68,8 @@ export function patternAnalysis(pattern: string, facts: PatternFacts = {}, polic
     p99UpperBoundMs: undefined,
     recommendedTtlMs,
     neededMs,
-    verdict: verdictFor(currentTtlMs, { expired, holdCount, recommendedTtlMs, neededMs, floorMs: policy.floorMs }),
+    verdict: 'ok',
+    decision: undefined as never,
     hints: [],
     contended: facts.contended ?? false,
     hourly: [],
@@ -64,6 +79,10 @@ export function patternAnalysis(pattern: string, facts: PatternFacts = {}, polic
     risk: riskOf(new DenseHistogram(), currentTtlMs, recommendedTtlMs, spanMs),
     ...(facts.expiredHoldsMs && { expiredHoldsMs: facts.expiredHoldsMs }),
   };
+  // The verdict the analyzer gives: the decision for the TTL in use.
+  p.decision = decide(p, { ttlMs: currentTtlMs, source: 'in-use' }, policy);
+  p.verdict = p.decision.verdict;
+  return p;
 }
 
 /** An analysis of the given patterns, in the order given. */

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 
 /** A child process with its output gathered (stdout and stderr together) and its exit awaited. */
 export interface Child {
@@ -34,3 +34,13 @@ export function startChild(command: string, args: string[], running?: ChildProce
   };
   return { proc, output: () => output, exited, said };
 }
+
+/** Whether Debian's Python has the `redis` client (python3-redis), for the tests that run the seed's Python lock. */
+export const hasPythonRedis: boolean = (() => {
+  try {
+    execFileSync('/usr/bin/python3', ['-c', 'import redis'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();

@@ -87,7 +87,7 @@ describe('apply: what it writes', () => {
           fromMs: 5000,
           toMs: 3000,
           reason: 'shared-entry',
-          detail: 'job:lock:{id} shares the entry with job:lock:{uuid}, which needs 12 s',
+          why: { kind: 'shared-entry', other: 'job:lock:{uuid}', otherMs: 12_000 },
         },
       ]);
       expect(checkPolicy(analysis, new TtlPolicy(document)).exitCode).toBe(0);
@@ -116,9 +116,9 @@ describe('apply: the evidence rules, each with its reason', () => {
   it('a pinned entry is never changed', () => {
     expect(applyOne({ ttlMs: 2000, pinned: true, reason: 'vendor limit' })).toMatchObject({
       changes: [],
-      skipped: [{ pattern: 'p', fromMs: 2000, toMs: 3000, reason: 'pinned', detail: 'pinned (vendor limit)' }],
+      skipped: [{ pattern: 'p', fromMs: 2000, toMs: 3000, reason: 'pinned', why: { kind: 'pinned', reason: 'vendor limit' } }],
     });
-    expect(applyOne({ ttlMs: 2000, pinned: true }).skipped[0]).toMatchObject({ reason: 'pinned', detail: 'pinned' });
+    expect(applyOne({ ttlMs: 2000, pinned: true }).skipped[0]).toMatchObject({ reason: 'pinned', why: { kind: 'pinned', reason: undefined } });
     // Pinned says why first, whatever else the data lacks.
     expect(applyOne({ ttlMs: 2000, pinned: true }, { holdCount: 5, spanMs: HOUR_MS }).skipped[0]!.reason).toBe('pinned');
   });
@@ -126,7 +126,7 @@ describe('apply: the evidence rules, each with its reason', () => {
   it('too few hold times for a p99 claim: no move, in the file or out of it', () => {
     expect(applyOne({ ttlMs: 2000 }, { holdCount: 298 })).toMatchObject({
       changes: [],
-      skipped: [{ reason: 'too-few-samples', detail: 'too few samples: 298 hold times, 299 needed' }],
+      skipped: [{ reason: 'too-few-samples', why: { kind: 'too-few-samples', holdCount: 298, neededCount: 299 } }],
     });
     expect(applyOne(undefined, { holdCount: 298 })).toMatchObject({
       document: { locks: {} },
@@ -140,7 +140,7 @@ describe('apply: the evidence rules, each with its reason', () => {
     expect(DEFAULT_APPLY_MIN_WINDOW_MS).toBe(24 * HOUR_MS);
     expect(applyOne({ ttlMs: 2000 }, { spanMs: 23 * HOUR_MS })).toMatchObject({
       changes: [],
-      skipped: [{ reason: 'short-window', detail: 'short window: 23.0 h of data, --min-window is 24.0 h' }],
+      skipped: [{ reason: 'short-window', why: { kind: 'short-window', spanMs: 23 * HOUR_MS, minWindowMs: 24 * HOUR_MS } }],
     });
     expect(applyOne(undefined, { spanMs: 23 * HOUR_MS }).skipped[0]).toMatchObject({ fromMs: undefined, reason: 'short-window' });
     // Control: a full day is enough, and a smaller --min-window lets the shorter one through.
@@ -154,7 +154,7 @@ describe('apply: the evidence rules, each with its reason', () => {
     // 2.8 s → 3 s is 7.1 %.
     expect(applyOne({ ttlMs: 2800 })).toMatchObject({
       changes: [],
-      skipped: [{ pattern: 'p', fromMs: 2800, toMs: 3000, reason: 'under-min-change', detail: 'under --min-change: 7.1 % < 10 %' }],
+      skipped: [{ pattern: 'p', fromMs: 2800, toMs: 3000, reason: 'under-min-change', why: { kind: 'under-min-change', minChangePercent: 10 } }],
     });
     // Measured against the TTL in the file, both ways; exactly the threshold moves.
     expect(applyOne({ ttlMs: 3300 }).skipped[0]?.reason).toBe('under-min-change'); // −9.1 %

@@ -8,7 +8,7 @@ import { Mutex } from 'redis-semaphore';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StreamCollector, analyze, renderJson, withLock, type PatternAnalysis } from '../../src/index.js';
 import { hintSentences } from '../../src/report/hint-text.js';
-import { startChild } from '../helpers/child.js';
+import { hasPythonRedis, startChild } from '../helpers/child.js';
 import { runCli } from '../helpers/cli.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
 import { freePort, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -141,15 +141,7 @@ describe('ttl-advisor watch: clients in any language', () => {
     expect(json.patterns.every((p) => p.waitP50Ms === null && p.waitP99Ms === null)).toBe(true);
   });
 
-  const python = (() => {
-    try {
-      execFileSync('/usr/bin/python3', ['-c', 'import redis'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-  it.skipIf(!python)("the seed's Python lock in 3 processes, two patterns, two TTLs and an overrun (needs Debian's python3-redis)", async () => {
+  it.skipIf(!hasPythonRedis)("the seed's Python lock in 3 processes, two patterns, two TTLs and an overrun (needs Debian's python3-redis)", async () => {
     const db = join(dir, 'python.db');
     const w = watch(server.url, db, '--configure');
     await w.said('subscribed on 1 node');

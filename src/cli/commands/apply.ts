@@ -4,6 +4,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { applyRecommendations, DEFAULT_APPLY_MIN_CHANGE_PERCENT, DEFAULT_APPLY_MIN_WINDOW_MS } from '../../policy/apply.js';
 import { unifiedDiff } from '../../policy/diff.js';
 import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy, parsePolicy } from '../../policy/policy.js';
+import { holdReasonText } from '../../report/decision-text.js';
 import { warningSentences } from '../../report/hint-text.js';
 import { printable } from '../../text.js';
 import { formatMs } from '../../units.js';
@@ -35,7 +36,7 @@ export function registerApply(program: Command, io: Io): void {
       for (const warning of warningSentences(analysis)) io.stderr(`warning: ${warning}\n`);
       const { document, changes, skipped } = applyRecommendations(analysis, policy, { minChangePercent: options.minChange, minWindowMs: options.minWindow });
       // Every recommendation left out, and why: "no changes" must not read as "the data agrees".
-      const skips = skipped.map((s) => `skipped ${printable(s.pattern)} (${s.fromMs === undefined ? 'not in the file' : formatMs(s.fromMs)} → ${formatMs(s.toMs)}): ${s.detail}\n`).join('');
+      const skips = skipped.map((s) => `skipped ${printable(s.pattern)} (${s.fromMs === undefined ? 'not in the file' : formatMs(s.fromMs)} → ${formatMs(s.toMs)}): ${holdReasonText(s.why, printable)}\n`).join('');
       if (changes.length === 0) {
         io.stdout(
           skipped.length === 0

@@ -4,7 +4,8 @@ import { DEFAULT_POLICY_PATH, loadTtlPolicy } from '../../policy/policy.js';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { renderCheckJson, renderCheckMarkdown } from '../../report/check.js';
 import { renderCheckGithub } from '../../report/github.js';
-import { addAnalysisOptions, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
+import { DEFAULT_APPLY_MIN_CHANGE_PERCENT, DEFAULT_APPLY_MIN_WINDOW_MS } from '../../policy/apply.js';
+import { addAnalysisOptions, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
 import type { Io, RunState } from '../io.js';
 
 interface CheckCommandOptions extends AnalysisOptions {
@@ -12,7 +13,8 @@ interface CheckCommandOptions extends AnalysisOptions {
   format: 'md' | 'json' | 'github';
   strict?: boolean;
   failOnInsufficientData?: boolean;
-  minChange?: number;
+  minChange: number;
+  minWindow: number;
 }
 
 /** `ttl-advisor check`: the policy file against the data, for a PR; exit 1 when a TTL must rise or a lock expired. */
@@ -20,7 +22,7 @@ export function registerCheck(program: Command, io: Io, state: RunState): void {
   addAnalysisOptions(
     program
       .command('check')
-      .description('Compare the TTLs in a policy file with the data; Markdown for a PR comment. Exit 1 when a TTL must rise or a lock expired.'),
+      .description('Compare the TTLs in a policy file with the data; Markdown for a PR comment. Exit 1 only where apply would change a TTL, or a human must decide (pinned, too little data) and locks expired.'),
   )
     .option('--policy <file>', 'the TTL policy file', DEFAULT_POLICY_PATH)
     .addOption(
@@ -30,7 +32,9 @@ export function registerCheck(program: Command, io: Io, state: RunState): void {
     )
     .option('--strict', 'also fail on TTLs more than 3× the recommendation')
     .option('--fail-on-insufficient-data', 'fail when a configured pattern has too few samples for a p99')
-    .option('--min-change <percent>', 'hide (and do not fail on) moves smaller than this', nonNegativeNumber('--min-change'))
+    // The same evidence rules as apply, so that check fails only on what apply would change.
+    .option('--min-change <percent>', 'moves smaller than this neither fail nor warn, unless locks expired (as in apply)', nonNegativeNumber('--min-change'), DEFAULT_APPLY_MIN_CHANGE_PERCENT)
+    .addOption(minWindowOption('a TTL moves only on data spanning at least this (as in apply)', DEFAULT_APPLY_MIN_WINDOW_MS))
     .action((options: CheckCommandOptions) => {
       const policy = loadTtlPolicy(options.policy);
       const analysis = runAnalysis(options, io);
@@ -38,6 +42,7 @@ export function registerCheck(program: Command, io: Io, state: RunState): void {
         strict: options.strict,
         failOnInsufficientData: options.failOnInsufficientData,
         minChangePercent: options.minChange,
+        minWindowMs: options.minWindow,
       });
       if (options.format === 'github') {
         const { annotations, summary } = renderCheckGithub(result, analysis, { path: options.policy, text: readFileSync(options.policy, 'utf8') });

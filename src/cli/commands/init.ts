@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, lstatSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TtlAdvisorError } from '../../errors.js';
+import { holdReasonText } from '../../report/decision-text.js';
 import { applyRecommendations, DEFAULT_APPLY_MIN_WINDOW_MS } from '../../policy/apply.js';
 import { DEFAULT_POLICY_PATH, formatPolicy, parsePolicy, TtlPolicy } from '../../policy/policy.js';
 import { printable } from '../../text.js';
@@ -38,7 +39,7 @@ export function registerInit(program: Command, io: Io): void {
       io.stdout(`wrote ${options.policy}: ${changes.length} pattern(s)\n`);
       for (const c of changes) io.stdout(`  ${printable(c.pattern)}: ${formatMs(c.toMs)}\n`);
       if (skipped.length > 0) io.stdout(`left out ${skipped.length} pattern(s), for now:\n`);
-      for (const s of skipped) io.stdout(`  ${printable(s.pattern)} (${formatMs(s.toMs)} recommended): ${s.detail}\n`);
+      for (const s of skipped) io.stdout(`  ${printable(s.pattern)} (${formatMs(s.toMs)} recommended): ${holdReasonText(s.why, printable)}\n`);
     });
 }
 

@@ -1,4 +1,6 @@
 import type { Analysis } from '../../analyze/analyze.js';
+import { MIN_SAMPLES_FOR_P99 } from '../../analyze/confidence.js';
+import { bound } from '../../report/decision-text.js';
 import { VERDICT_LABEL } from '../../report/verdict-style.js';
 import { displayWidth, pad, printable, truncate } from '../../text.js';
 import { formatCount, formatMs } from '../../units.js';
@@ -12,9 +14,9 @@ export function renderTable(analysis: Analysis): string {
   const rows = analysis.patterns.map((p) => [
     truncate(printable(p.pattern), MAX_PATTERN_WIDTH),
     `${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)}`,
-    formatMs(p.holdMs.p99),
+    bound(p.holdMs.p99, p.holdLowerBound.p99),
     formatMs(p.ttl.currentMs),
-    formatMs(p.recommendedTtlMs),
+    p.decision.insufficient ? `${formatCount(p.holdCount)} of ${MIN_SAMPLES_FOR_P99} holds` : bound(p.recommendedTtlMs, p.decision.atLeast),
     VERDICT_LABEL[p.verdict] + (p.contended ? ', contended' : ''),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => displayWidth(r[i]!))));

@@ -1,0 +1,311 @@
+import { MAX_TTL_MS } from '../units.js';
+import { MIN_SAMPLES_FOR_P99 } from './confidence.js';
+import { TOO_LONG_FACTOR, type RecommendationPolicy } from './recommend.js';
+import { rateOf } from './risk.js';
+import { verdictFor, type Verdict } from './verdict.js';
+
+/**
+ * ONE decision per pattern and TTL, used by every report format, `check` (every
+ * format) and `apply`/`init`: the verdict, the recommended TTL, what `apply`
+ * writes (or why it does not), whether `check` fails, and the findings that
+ * explain it, as data (`report/decision-text.ts` words them).
+ *
+ * The invariant it keeps: `check` fails only on something `apply` (with the
+ * same options) would change, or on a decision only a human can take, named in
+ * the row (a pinned TTL, too little data). After `apply`, `check` on the same
+ * data passes or names that decision.
+ */
+
+/** How a decision is taken; `check` and `apply` take the same. */
+export interface DecisionOptions {
+  /** A TTL moves only by at least this percentage, unless locks expired that the move would save. @default 10 */
+  minChangePercent: number;
+  /** A TTL moves only on data spanning at least this (ms): daily peaks may be missing. @default 24 h */
+  minWindowMs: number;
+  /** `check` also fails on a TTL more than 3× the recommendation (that `apply` would lower). @default false */
+  strict: boolean;
+  /** `check` fails on a pattern with too few hold times for a p99 claim. @default false */
+  failOnInsufficientData: boolean;
+}
+
+export const DECISION_DEFAULTS: Readonly<DecisionOptions> = Object.freeze({
+  minChangePercent: 10,
+  minWindowMs: 24 * 3_600_000,
+  strict: false,
+  failOnInsufficientData: false,
+});
+
+/** The TTL being judged, and where it comes from. */
+export interface JudgedTtl {
+  ttlMs: number;
+  /** `policy`: an entry of a policy file; `default`: no entry, the policy's default TTL; `in-use`: the TTL the data was recorded with. */
+  source: 'policy' | 'default' | 'in-use';
+  pinned?: boolean | undefined;
+  /** The entry's pinned reason, shown with it. */
+  reason?: string | undefined;
+  /** The entry asks to cover holds up to this long (ms): the recommendation is at least this. */
+  coverMs?: number | undefined;
+}
+
+/** Why `apply` does not write the recommendation: each is a decision for a human, named in the row. */
+export type HoldReason =
+  | { kind: 'pinned'; reason: string | undefined }
+  | { kind: 'too-few-samples'; holdCount: number; neededCount: number }
+  | { kind: 'short-window'; spanMs: number; minWindowMs: number }
+  | { kind: 'under-min-change'; changePercent: number; minChangePercent: number }
+  /** A template entry several data patterns share: `other` needs a TTL this pattern's move would not give it. */
+  | { kind: 'shared-entry'; other: string; otherMs: number };
+
+/** What `apply` does with this pattern's TTL. */
+export type ApplyStep = { kind: 'keep' } | { kind: 'write'; toMs: number } | { kind: 'hold'; toMs: number; why: HoldReason };
+
+/** The expirations of a pattern against the judged TTL and the recommendation. */
+export interface Expirations {
+  total: number;
+  /** Seen to end before the judged TTL: they happened under an older, shorter TTL (resolved). */
+  covered: number;
+  /** Outlived the judged TTL, and the recommended TTL would cover them. */
+  fixable: number;
+  /** Outlived the judged TTL and would outlive the recommended one too: the tail. */
+  beyond: number;
+  /** Whose end was not seen (censored), or whose hold was not kept as a raw row: cannot be judged. */
+  unseen: number;
+}
+
+/** What a decision found, as data, most important first. */
+export type Finding =
+  | { kind: 'expired'; count: number; unseen: number; ttlMs: number; recommendedTtlMs: number }
+  | { kind: 'too-short'; ttlMs: number; neededMs: number; recommendedTtlMs: number }
+  | { kind: 'too-long'; ttlMs: number; recommendedTtlMs: number }
+  | { kind: 'below-floor'; ttlMs: number; floorMs: number }
+  | { kind: 'insufficient-data'; holdCount: number; neededCount: number }
+  | { kind: 'not-in-policy'; defaultTtlMs: number }
+  /** `apply` leaves the TTL for a human (`advice`: the data's recommendation is one, not too little data). */
+  | { kind: 'held'; toMs: number; why: HoldReason; advice: boolean }
+  /** Holds that would outlive the recommended TTL; `expired` of them expired under the judged TTL. */
+  | { kind: 'tail'; holds: number; rate: number; per: 'day' | 'hour'; spanMs: number; longestMs: number; atLeast: boolean; expired: number; recommendedTtlMs: number }
+  /** Expirations whose hold is unknown, under a TTL at or above the recommendation: cannot tell whether it covers them. */
+  | { kind: 'unseen-expirations'; count: number; ttlMs: number }
+  /** The p99 reaches holds whose end was not seen: it and the recommendation are lower bounds. */
+  | { kind: 'censored'; censored: number; p99Ms: number; p99CeilingMs: number | null; recommendedTtlMs: number; ceilingTtlMs: number | null }
+  | { kind: 'resolved'; count: number; inUseTtlMs: number }
+  | { kind: 'deploy-pending'; inUseTtlMs: number }
+  | { kind: 'contended'; waitP99Ms: number; notAcquiredRate: number };
+
+export interface Decision {
+  verdict: Verdict;
+  /** The recommended TTL (ms), with the entry's `coverMs`. */
+  recommendedTtlMs: number;
+  /** The recommendation is a lower bound: the p99 reaches holds whose end was not seen. */
+  atLeast: boolean;
+  /** Too few hold times for a p99 claim: the recommendation is no advice (reports show the need instead). */
+  insufficient: boolean;
+  expirations: Expirations;
+  apply: ApplyStep;
+  /** `fail`: `check` fails; `warn`: a human should look (an annotation); `info`: nothing to do. */
+  level: 'fail' | 'warn' | 'info';
+  findings: Finding[];
+}
+
+/**
+ * What a decision reads of a pattern's analysis (`PatternAnalysis` has all of it;
+ * named here so that `summarize` can take the decision without an import cycle).
+ */
+export interface DecisionFacts {
+  pattern: string;
+  count: number;
+  holdCount: number;
+  holdMs: { p99: number; max: number };
+  holdLowerBound: { p99: boolean; max: boolean };
+  censored: number;
+  p99CeilingMs?: number | null;
+  holdTail: readonly (readonly [number, number])[];
+  waitMs: { p99: number };
+  outcomes: { expired: number; not_acquired: number };
+  ttl: { currentMs: number };
+  firstMs: number;
+  lastMs: number;
+  recommendedTtlMs: number;
+  neededMs: number;
+  contended: boolean;
+  expiredHoldsMs?: number[];
+}
+
+type PatternAnalysis = DecisionFacts;
+
+/** The shape of a recommendation this module needs: the rule's floor, step and multiplier. */
+export type RulePolicy = Pick<RecommendationPolicy, 'floorMs' | 'stepMs' | 'multiplier'>;
+
+/** The decision for one pattern's data and one TTL. */
+export function decide(p: PatternAnalysis, judged: JudgedTtl, rule: RulePolicy, options: DecisionOptions = DECISION_DEFAULTS): Decision {
+  const ttlMs = judged.ttlMs;
+  const recommendedTtlMs = judged.coverMs === undefined ? p.recommendedTtlMs : Math.max(p.recommendedTtlMs, roundUp(judged.coverMs, rule.stepMs));
+  const insufficient = p.holdCount < MIN_SAMPLES_FOR_P99;
+  const expirations = splitExpirations(p, ttlMs, recommendedTtlMs);
+  const unseenAtRisk = expirations.unseen > 0 && ttlMs < recommendedTtlMs;
+  const verdict: Verdict =
+    expirations.fixable > 0 || unseenAtRisk
+      ? 'expired'
+      : verdictFor(ttlMs, { expired: 0, holdCount: p.holdCount, recommendedTtlMs, neededMs: p.neededMs, floorMs: rule.floorMs });
+  const apply = applyStep(p, judged, recommendedTtlMs, verdict, options);
+  const writes = apply.kind === 'write';
+
+  const findings: Finding[] = [];
+  let fails = false;
+  let warns = false;
+  if (judged.source === 'default') {
+    findings.push({ kind: 'not-in-policy', defaultTtlMs: ttlMs });
+    warns = true;
+  }
+  if (verdict === 'expired') {
+    // Locks expired that the recommendation would have saved: fails until applied, or names why apply cannot.
+    findings.push({ kind: 'expired', count: expirations.fixable + (unseenAtRisk ? expirations.unseen : 0), unseen: unseenAtRisk ? expirations.unseen : 0, ttlMs, recommendedTtlMs });
+    fails = true;
+  } else if (verdict === 'too-short') {
+    findings.push({ kind: 'too-short', ttlMs, neededMs: p.neededMs, recommendedTtlMs });
+    fails = writes;
+    // A move under --min-change is not worth a look either (the rule's multiplier has room for it).
+    warns = apply.kind !== 'hold' || apply.why.kind !== 'under-min-change';
+  } else if (verdict === 'too-long') {
+    findings.push({ kind: 'too-long', ttlMs, recommendedTtlMs });
+    fails = writes && options.strict;
+    warns = writes;
+  } else if (verdict === 'below-floor') {
+    findings.push({ kind: 'below-floor', ttlMs, floorMs: rule.floorMs });
+    warns = writes;
+  } else if (verdict === 'insufficient-data') {
+    findings.push({ kind: 'insufficient-data', holdCount: p.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
+    // A pinned entry is a human's decision already; too little data fails only where a human has not decided.
+    fails = options.failOnInsufficientData && !judged.pinned;
+    warns = true;
+  }
+  // Why apply leaves a TTL that wants a move; with too little data there is no recommendation to leave out.
+  if (insufficient && verdict !== 'insufficient-data') findings.push({ kind: 'insufficient-data', holdCount: p.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
+  if (apply.kind === 'hold' && (verdict !== 'ok' || judged.source === 'default') && apply.why.kind !== 'too-few-samples') {
+    findings.push({ kind: 'held', toMs: apply.toMs, why: apply.why, advice: !insufficient });
+  }
+
+  const tail = tailOf(p, recommendedTtlMs, expirations.beyond);
+  if (tail) {
+    findings.push(tail);
+    // Holds beyond the rule are a finding, not a failure apply cannot fix; expirations among them want a look.
+    if (tail.expired > 0) warns = true;
+  }
+  if (expirations.unseen > 0 && !unseenAtRisk) {
+    findings.push({ kind: 'unseen-expirations', count: expirations.unseen, ttlMs });
+    warns = true;
+  }
+  if (p.holdLowerBound.p99) {
+    const ceiling = p.p99CeilingMs ?? null;
+    const ceilingTtlMs = ceiling === null ? null : Math.max(recommendedTtlMs, roundUp(Math.max(rule.floorMs, rule.multiplier * ceiling), rule.stepMs));
+    findings.push({ kind: 'censored', censored: p.censored, p99Ms: p.holdMs.p99, p99CeilingMs: ceiling, recommendedTtlMs, ceilingTtlMs });
+  }
+  if (expirations.covered > 0) findings.push({ kind: 'resolved', count: expirations.covered, inUseTtlMs: p.ttl.currentMs });
+  if (judged.source === 'policy' && p.ttl.currentMs !== ttlMs) findings.push({ kind: 'deploy-pending', inUseTtlMs: p.ttl.currentMs });
+  if (p.contended) {
+    findings.push({ kind: 'contended', waitP99Ms: p.waitMs.p99, notAcquiredRate: p.count > 0 ? p.outcomes.not_acquired / p.count : 0 });
+    warns = true;
+  }
+  return {
+    verdict,
+    recommendedTtlMs,
+    atLeast: p.holdLowerBound.p99,
+    insufficient,
+    expirations,
+    apply,
+    level: fails ? 'fail' : warns ? 'warn' : 'info',
+    findings,
+  };
+}
+
+/**
+ * The decisions for the data patterns that share one entry (a template, or one
+ * pattern alone): the entry has one TTL, so `apply` writes the largest move its
+ * members' decisions ask for, and a member whose own move that would not make
+ * (a lower TTL another member needs, or nothing because another is held) is
+ * held with the reason — so its row fails only where `apply` acts.
+ */
+export function decideEntry(members: readonly PatternAnalysis[], judged: JudgedTtl, rule: RulePolicy, options: DecisionOptions = DECISION_DEFAULTS): { decisions: Decision[]; apply: ApplyStep } {
+  const decisions = members.map((p) => decide(p, judged, rule, options));
+  if (decisions.length === 1) return { decisions, apply: decisions[0]!.apply };
+  let neediest = 0;
+  decisions.forEach((d, i) => void (d.recommendedTtlMs > decisions[neediest]!.recommendedTtlMs && (neediest = i)));
+  const writes = decisions.flatMap((d) => (d.apply.kind === 'write' ? [d.apply.toMs] : []));
+  const target = writes.length > 0 ? Math.max(...writes) : judged.ttlMs;
+  // Never lower an entry below what a member needs, whatever evidence the others have.
+  const lowersTooFar = target < judged.ttlMs && decisions[neediest]!.recommendedTtlMs > target;
+  const apply: ApplyStep = target === judged.ttlMs || lowersTooFar ? { kind: 'keep' } : { kind: 'write', toMs: target };
+  const endsAtMs = apply.kind === 'write' ? apply.toMs : judged.ttlMs;
+  const reconciled = decisions.map((d, i): Decision => {
+    if (d.apply.kind !== 'write' || d.apply.toMs === endsAtMs) return d;
+    // The entry gets more than this member asked: its move is made by another's (apply lists the difference).
+    if (apply.kind === 'write' && d.apply.toMs < endsAtMs) return { ...d, apply };
+    // Its move would lower the entry under what another member needs: held, and said so.
+    const other = members[i === neediest ? (i === 0 ? 1 : 0) : neediest]!;
+    const why: HoldReason = { kind: 'shared-entry', other: other.pattern, otherMs: decisions[members.indexOf(other)]!.recommendedTtlMs };
+    // Only a move apply makes may fail the check; a held one is a warning that names why.
+    return { ...d, apply: { kind: 'hold', toMs: d.apply.toMs, why }, level: d.level === 'fail' && d.verdict !== 'expired' ? 'warn' : d.level, findings: [...d.findings, { kind: 'held', toMs: d.apply.toMs, why, advice: !d.insufficient }] };
+  });
+  return { decisions: reconciled, apply };
+}
+
+/** What `apply` does with one pattern's TTL, on the evidence rules. */
+function applyStep(p: PatternAnalysis, judged: JudgedTtl, toMs: number, verdict: Verdict, o: DecisionOptions): ApplyStep {
+  const fromMs = judged.ttlMs;
+  if (fromMs === toMs && judged.source !== 'default') return { kind: 'keep' };
+  const hold = (why: HoldReason): ApplyStep => ({ kind: 'hold', toMs, why });
+  if (judged.pinned) return hold({ kind: 'pinned', reason: judged.reason });
+  if (p.holdCount < MIN_SAMPLES_FOR_P99) return hold({ kind: 'too-few-samples', holdCount: p.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
+  const spanMs = p.lastMs - p.firstMs;
+  if (spanMs < o.minWindowMs) return hold({ kind: 'short-window', spanMs, minWindowMs: o.minWindowMs });
+  if (judged.source === 'default') return { kind: 'write', toMs };
+  // A small move is not worth a pull request, unless locks expired that it would save.
+  const changePercent = (Math.abs(toMs - fromMs) / fromMs) * 100;
+  if (changePercent < o.minChangePercent && verdict !== 'expired') return hold({ kind: 'under-min-change', changePercent, minChangePercent: o.minChangePercent });
+  return { kind: 'write', toMs };
+}
+
+/**
+ * The expirations against a TTL: an expiration whose hold was seen and is
+ * shorter than the TTL happened under an older, shorter one (covered); one the
+ * recommendation covers is fixable; the rest is the tail. A censored hold (its
+ * end unseen) or one without a raw row cannot be judged: never called covered.
+ */
+export function splitExpirations(p: PatternAnalysis, ttlMs: number, recommendedTtlMs: number): Expirations {
+  const total = p.outcomes.expired;
+  const result: Expirations = { total, covered: 0, fixable: 0, beyond: 0, unseen: 0 };
+  if (total === 0) return result;
+  const censored = Math.min(p.censored, total);
+  const holds = (p.expiredHoldsMs ?? []).slice(0, total - censored);
+  for (const h of holds) {
+    if (h < ttlMs) result.covered++;
+    else if (h < recommendedTtlMs) result.fixable++;
+    else result.beyond++;
+  }
+  result.unseen = total - holds.length;
+  return result;
+}
+
+/** Holds beyond the recommended TTL, as a finding; none when there are none. */
+function tailOf(p: PatternAnalysis, recommendedTtlMs: number, expired: number): Extract<Finding, { kind: 'tail' }> | undefined {
+  const holds = holdsOver(p, recommendedTtlMs);
+  if (holds === 0 && expired === 0) return undefined;
+  const spanMs = Math.max(0, p.lastMs - p.firstMs);
+  const { per, units } = rateOf(spanMs);
+  const count = Math.max(holds, expired);
+  return { kind: 'tail', holds: count, rate: count / units, per, spanMs, longestMs: p.holdMs.max, atLeast: p.holdLowerBound.max, expired, recommendedTtlMs };
+}
+
+/** Holds longer than `thresholdMs`, from the pattern's upper tail (never below the true count; see `holdsAbove`). */
+export function holdsOver(p: PatternAnalysis, thresholdMs: number): number {
+  let count = 0;
+  for (const [highMs, n] of p.holdTail) if (Math.min(highMs, p.holdMs.max) > thresholdMs) count += n;
+  return count;
+}
+
+function roundUp(ms: number, stepMs: number): number {
+  return Math.min(Math.ceil(ms / stepMs - 1e-9) * stepMs, MAX_TTL_MS);
+}
+
+/** A TTL more than this many times the recommendation is too long (re-exported for the decision table). */
+export { TOO_LONG_FACTOR };

@@ -1,0 +1,118 @@
+import type { Decision, Finding, HoldReason } from '../analyze/decision.js';
+import { formatCount, formatMs, formatSpan } from '../units.js';
+
+/**
+ * The sentences of a decision (`analyze/decision.ts`) for every report, `check`
+ * and `apply`: its findings and the reasons `apply` leaves a TTL alone. Our own
+ * words and numbers only (no pattern, no pinned reason unless the caller's
+ * escaping function is given), so they need no escaping.
+ */
+
+/** A figure that may be a lower bound: `≥ 500 ms`. */
+export function bound(ms: number, atLeast: boolean): string {
+  return `${atLeast ? '≥ ' : ''}${formatMs(ms)}`;
+}
+
+/** A count as a rate: "52 a day" from a day of data or more, else "3.1 an hour, from 40 s of data". */
+export function rateText(rate: number, per: 'day' | 'hour', spanMs: number): string {
+  const n = rate >= 10 ? formatCount(rate) : rate >= 1 ? rate.toFixed(1) : rate.toFixed(2);
+  return per === 'day' ? `${n} a day` : `${n} an hour, from ${formatSpan(spanMs)} of data`;
+}
+
+/** Why `apply` leaves a TTL alone, in a few words: "pinned (payment provider limit)", "too few samples: 72 of 299 hold times". */
+export function holdReasonText(why: HoldReason, text: (s: string) => string = (s) => s): string {
+  switch (why.kind) {
+    case 'pinned':
+      return `pinned${why.reason ? ` (${text(why.reason)})` : ''}`;
+    case 'too-few-samples':
+      return `too few samples: ${formatCount(why.holdCount)} of ${formatCount(why.neededCount)} hold times`;
+    case 'short-window':
+      return `short window: ${formatSpan(why.spanMs)} of data, --min-window is ${formatSpan(why.minWindowMs)}`;
+    case 'under-min-change':
+      return `under --min-change: ${why.changePercent.toFixed(1)} % < ${why.minChangePercent} %`;
+    case 'shared-entry':
+      return `the entry is shared with ${text(why.other)}, which needs ${formatMs(why.otherMs)}`;
+  }
+}
+
+/** The human decision a held move asks for. */
+function heldText(toMs: number, why: HoldReason, advice: boolean, text: (s: string) => string): string {
+  const next =
+    why.kind === 'pinned'
+      ? ': raise it by hand, or unpin it'
+      : why.kind === 'too-few-samples' || why.kind === 'short-window'
+        ? ': collect more data, or set it by hand'
+        : why.kind === 'shared-entry'
+          ? ': give the patterns entries of their own to set each'
+          : '';
+  return `\`apply\` leaves it — ${holdReasonText(why, text)}${advice ? ` — where the data recommends ${formatMs(toMs)}` : ''}${next}.`;
+}
+
+/** One finding as a sentence. `text` escapes the user's strings (a pinned reason, a pattern) for the format. */
+export function findingText(f: Finding, text: (s: string) => string = (s) => s): string {
+  switch (f.kind) {
+    case 'expired':
+      return (
+        `${formatCount(f.count)} lock(s) expired under the TTL of ${formatMs(f.ttlMs)} while the critical section still ran` +
+        `${f.unseen > 0 ? ` (${formatCount(f.unseen)} of them not seen to end: held at least that long)` : ''}; ` +
+        `the recommended ${formatMs(f.recommendedTtlMs)} covers ${f.unseen > 0 ? 'the ones seen to end' : 'them'}.`
+      );
+    case 'too-short':
+      return `The TTL of ${formatMs(f.ttlMs)} is under what the data needs (${formatMs(f.neededMs)}: 3 × p99, and no less than p99's upper bound): recommended ${formatMs(f.recommendedTtlMs)}.`;
+    case 'too-long':
+      return `The TTL of ${formatMs(f.ttlMs)} is over 3 × the recommended ${formatMs(f.recommendedTtlMs)}: a crashed holder blocks the others needlessly.`;
+    case 'below-floor':
+      return `The TTL of ${formatMs(f.ttlMs)} covers the data but is under the ${formatMs(f.floorMs)} floor.`;
+    case 'insufficient-data':
+      return `${formatCount(f.holdCount)} of ${formatCount(f.neededCount)} hold times: too few for a p99 at 95 % confidence, no recommendation yet.`;
+    case 'not-in-policy':
+      return `Not in the policy: runs with the default ${formatMs(f.defaultTtlMs)}.`;
+    case 'held':
+      return heldText(f.toMs, f.why, f.advice, text);
+    case 'tail':
+      return (
+        `${formatCount(f.holds)} hold(s) (${rateText(f.rate, f.per, f.spanMs)}) would outlive the recommended ${formatMs(f.recommendedTtlMs)}` +
+        `${f.expired > 0 ? `, ${formatCount(f.expired)} of them expired` : ''}: the longest ${bound(f.longestMs, f.atLeast)}. ` +
+        'The rule covers p99 three times over; a holder that hangs is what a timeout or `maxHoldMs` is for ' +
+        '(to cover them anyway: `--cover max`, or `coverMs` on the entry).'
+      );
+    case 'unseen-expirations':
+      return (
+        `${formatCount(f.count)} expiration(s) whose end was not seen (or not kept as a raw row): each held at least the TTL it ran with, ` +
+        `so whether ${formatMs(f.ttlMs)} covers them cannot be told. Record through \`withLock\` or \`instrument\` for a day to see the true tail.`
+      );
+    case 'censored': {
+      const ceiling =
+        f.p99CeilingMs === null || f.ceilingTtlMs === null
+          ? 'more than 1 % of holds were not seen to end, so the p99 has no upper bound'
+          : f.ceilingTtlMs === f.recommendedTtlMs
+            ? `even if they ran on for ever, p99 would be ${formatMs(f.p99CeilingMs)} and the recommendation the same`
+            : `if they ran on for ever, p99 would be ${formatMs(f.p99CeilingMs)} and the recommendation ${formatMs(f.ceilingTtlMs)}`;
+      return (
+        `${formatCount(f.censored)} hold(s) were not seen to end (their keys expired, or their holder never released them): ` +
+        `p99 ≥ ${formatMs(f.p99Ms)} and the recommendation is at least ${formatMs(f.recommendedTtlMs)}; ${ceiling}. ` +
+        'Record through `withLock` or `instrument` for a day to see the true tail.'
+      );
+    }
+    case 'resolved':
+      return `${formatCount(f.count)} expiration(s) under the ${formatMs(f.inUseTtlMs)} in use are covered by the policy's TTL.`;
+    case 'deploy-pending':
+      return `Deploy pending: ${formatMs(f.inUseTtlMs)} in use.`;
+    case 'contended':
+      return (
+        `Contended: wait p99 ${formatMs(f.waitP99Ms)}, ${(f.notAcquiredRate * 100).toFixed(1)} % not acquired — the key is probably too broad.`
+      );
+  }
+}
+
+/** The sentence that says why a row has its level: its first finding (every non-info decision has one). */
+export function decisionReason(d: Decision, text?: (s: string) => string): string {
+  const first = d.findings[0];
+  return first ? findingText(first, text) : 'The TTL matches the data.';
+}
+
+/** What the recommendation column shows: `≥ 3 s` for a lower bound; for too little data, the need instead. */
+export function recommendationText(d: Decision, holdCount: number, neededCount: number): { text: string; advice: boolean } {
+  if (d.insufficient) return { text: `${formatCount(holdCount)} of ${formatCount(neededCount)} hold times`, advice: false };
+  return { text: bound(d.recommendedTtlMs, d.atLeast), advice: true };
+}
