@@ -2,7 +2,7 @@ import { ConfigError } from '../errors.js';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { DAY_MS } from '../units.js';
 import { markIncompleteHours } from './gaps.js';
-import type { AnalysisWarning, HeldData, ObservedGap } from './hints.js';
+import type { AnalysisWarning, HeldData, ObservedGap, UnconfirmedPattern } from './hints.js';
 import { RollupReader } from './read-rollups.js';
 import { resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
 import { summarize, type PatternAnalysis } from './summarize.js';
@@ -32,6 +32,11 @@ export interface Analysis {
   held?: HeldData;
   /** Worst verdict first, then by sample count. */
   patterns: PatternAnalysis[];
+  /**
+   * Patterns `watch` saw only expire, never released (see {@link UnconfirmedPattern}): reported
+   * apart, first, and never mixed into `patterns`. Most expirations first.
+   */
+  unconfirmed: UnconfirmedPattern[];
   /** Notes on the inputs and the window, as data: `report/` words them. */
   warnings: AnalysisWarning[];
   /**
@@ -60,6 +65,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
 
   const reader = new RollupReader(dbPaths, { sinceMs, untilMs, patterns: options.patterns ?? [] });
   const patterns: PatternAnalysis[] = [];
+  const unconfirmed: UnconfirmedPattern[] = [];
   const unreadable = new Map<string, number>();
   let held: Analysis['held'];
   let gaps: ObservedGap[] = [];
@@ -69,9 +75,13 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
       if (rows.length === 0) continue;
       const summary = summarize(name, rows, policy, () => reader.expiredHolds(name));
       if (summary.unreadableRows > 0) unreadable.set(name, summary.unreadableRows);
-      if (summary.unreadableRows < rows.length) patterns.push(summary);
+      if (summary.unreadableRows >= rows.length) continue;
+      // Never released in the window: not a confirmed lock, reported apart; one release and its expirations join it.
+      if (summary.unconfirmed > 0 && summary.unconfirmed === summary.count) {
+        unconfirmed.push({ pattern: name, expired: summary.outcomes.expired, ttl: summary.ttl, firstMs: summary.firstMs, lastMs: summary.lastMs });
+      } else patterns.push(summary);
     }
-    if (patterns.length === 0) held = reader.held();
+    if (patterns.length === 0 && unconfirmed.length === 0) held = reader.held();
     const seenGaps = reader.gaps();
     markIncompleteHours(patterns, seenGaps);
     gaps = seenGaps.map(({ patterns: _, ...gap }) => gap);
@@ -94,7 +104,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     warnings.push({ kind: 'gaps', count: gaps.length, gaps: gaps.slice(0, 5), hours });
   }
   if (held) warnings.push({ kind: 'nothing-matched', held });
-  else if (toMs - fromMs < DAY_MS) warnings.push({ kind: 'short-window', spanMs: toMs - fromMs });
+  else if (patterns.length > 0 && toMs - fromMs < DAY_MS) warnings.push({ kind: 'short-window', spanMs: toMs - fromMs });
   return {
     generatedAtMs: options.nowMs ?? Date.now(),
     window: { fromMs, toMs },
@@ -103,6 +113,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     sources: dbPaths.map(displayPath),
     ...(held ? { held } : {}),
     patterns,
+    unconfirmed: unconfirmed.sort((a, b) => b.expired - a.expired || a.pattern.localeCompare(b.pattern)),
     warnings,
     gaps,
   };

@@ -74,16 +74,18 @@ export interface Expirations {
 
 /** What a decision found, as data, most important first. */
 export type Finding =
-  | { kind: 'expired'; count: number; unseen: number; ttlMs: number; recommendedTtlMs: number }
-  | { kind: 'too-short'; ttlMs: number; neededMs: number; recommendedTtlMs: number }
+  /** `count` expirations the recommendation would save (`unseen` of them not seen to end), under `inUseTtlMs`. */
+  | { kind: 'expired'; count: number; unseen: number; inUseTtlMs: number; recommendedTtlMs: number }
+  /** The TTL is under `multiplier` × p99 (`scaledP99Ms`), or under the p99's 95 % upper bound. */
+  | { kind: 'too-short'; ttlMs: number; scaledP99Ms: number; multiplier: number; recommendedTtlMs: number }
   | { kind: 'too-long'; ttlMs: number; recommendedTtlMs: number }
   | { kind: 'below-floor'; ttlMs: number; floorMs: number }
   | { kind: 'insufficient-data'; holdCount: number; neededCount: number }
   | { kind: 'not-in-policy'; defaultTtlMs: number }
   /** `apply` leaves the TTL for a human (`advice`: the data's recommendation is one, not too little data). */
-  | { kind: 'held'; toMs: number; why: HoldReason; advice: boolean }
+  | { kind: 'held'; fromMs: number; toMs: number; why: HoldReason; advice: boolean }
   /** Holds that would outlive the recommended TTL; `expired` of them expired under the judged TTL. */
-  | { kind: 'tail'; holds: number; rate: number; per: 'day' | 'hour'; spanMs: number; longestMs: number; atLeast: boolean; expired: number; recommendedTtlMs: number }
+  | { kind: 'tail'; holds: number; rate: number; per: 'day' | 'hour'; spanMs: number; longestMs: number; atLeast: boolean; expired: number; recommendedTtlMs: number; multiplier: number }
   /** Expirations whose hold is unknown, under a TTL at or above the recommendation: cannot tell whether it covers them. */
   | { kind: 'unseen-expirations'; count: number; ttlMs: number }
   /** The p99 reaches holds whose end was not seen: it and the recommendation are lower bounds. */
@@ -119,7 +121,7 @@ export interface DecisionFacts {
   holdLowerBound: { p99: boolean; max: boolean };
   censored: number;
   p99CeilingMs?: number | null;
-  holdTail: readonly (readonly [number, number])[];
+  holdTail: readonly (readonly [ms: number, count: number, censored?: true])[];
   waitMs: { p99: number };
   outcomes: { expired: number; not_acquired: number };
   ttl: { currentMs: number };
@@ -159,10 +161,11 @@ export function decide(p: PatternAnalysis, judged: JudgedTtl, rule: RulePolicy, 
   }
   if (verdict === 'expired') {
     // Locks expired that the recommendation would have saved: fails until applied, or names why apply cannot.
-    findings.push({ kind: 'expired', count: expirations.fixable + (unseenAtRisk ? expirations.unseen : 0), unseen: unseenAtRisk ? expirations.unseen : 0, ttlMs, recommendedTtlMs });
+    const unseen = unseenAtRisk ? expirations.unseen : 0;
+    findings.push({ kind: 'expired', count: expirations.fixable + unseen, unseen, inUseTtlMs: p.ttl.currentMs, recommendedTtlMs });
     fails = true;
   } else if (verdict === 'too-short') {
-    findings.push({ kind: 'too-short', ttlMs, neededMs: p.neededMs, recommendedTtlMs });
+    findings.push({ kind: 'too-short', ttlMs, scaledP99Ms: rule.multiplier * p.holdMs.p99, multiplier: rule.multiplier, recommendedTtlMs });
     fails = writes;
     // A move under --min-change is not worth a look either (the rule's multiplier has room for it).
     warns = apply.kind !== 'hold' || apply.why.kind !== 'under-min-change';
@@ -182,10 +185,10 @@ export function decide(p: PatternAnalysis, judged: JudgedTtl, rule: RulePolicy, 
   // Why apply leaves a TTL that wants a move; with too little data there is no recommendation to leave out.
   if (insufficient && verdict !== 'insufficient-data') findings.push({ kind: 'insufficient-data', holdCount: p.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
   if (apply.kind === 'hold' && (verdict !== 'ok' || judged.source === 'default') && apply.why.kind !== 'too-few-samples') {
-    findings.push({ kind: 'held', toMs: apply.toMs, why: apply.why, advice: !insufficient });
+    findings.push({ kind: 'held', fromMs: ttlMs, toMs: apply.toMs, why: apply.why, advice: !insufficient });
   }
 
-  const tail = tailOf(p, recommendedTtlMs, expirations.beyond);
+  const tail = tailOf(p, recommendedTtlMs, expirations.beyond, rule.multiplier);
   if (tail) {
     findings.push(tail);
     // Holds beyond the rule are a finding, not a failure apply cannot fix; expirations among them want a look.
@@ -244,7 +247,7 @@ export function decideEntry(members: readonly PatternAnalysis[], judged: JudgedT
     const other = members[i === neediest ? (i === 0 ? 1 : 0) : neediest]!;
     const why: HoldReason = { kind: 'shared-entry', other: other.pattern, otherMs: decisions[members.indexOf(other)]!.recommendedTtlMs };
     // Only a move apply makes may fail the check; a held one is a warning that names why.
-    return { ...d, apply: { kind: 'hold', toMs: d.apply.toMs, why }, level: d.level === 'fail' && d.verdict !== 'expired' ? 'warn' : d.level, findings: [...d.findings, { kind: 'held', toMs: d.apply.toMs, why, advice: !d.insufficient }] };
+    return { ...d, apply: { kind: 'hold', toMs: d.apply.toMs, why }, level: d.level === 'fail' && d.verdict !== 'expired' ? 'warn' : d.level, findings: [...d.findings, { kind: 'held', fromMs: judged.ttlMs, toMs: d.apply.toMs, why, advice: !d.insufficient }] };
   });
   return { decisions: reconciled, apply };
 }
@@ -282,24 +285,37 @@ export function splitExpirations(p: PatternAnalysis, ttlMs: number, recommendedT
     else if (h < recommendedTtlMs) result.fixable++;
     else result.beyond++;
   }
-  result.unseen = total - holds.length;
+  // A censored hold seen held at least as long as both TTLs outlives the recommendation too: the tail.
+  let censoredLeft = censored;
+  for (const [atLeastMs, n, isCensored] of p.holdTail) {
+    if (!isCensored || censoredLeft === 0) continue;
+    const k = Math.min(n, censoredLeft);
+    censoredLeft -= k;
+    if (atLeastMs >= ttlMs && atLeastMs >= recommendedTtlMs) result.beyond += k;
+  }
+  result.unseen = total - result.covered - result.fixable - result.beyond;
   return result;
 }
 
 /** Holds beyond the recommended TTL, as a finding; none when there are none. */
-function tailOf(p: PatternAnalysis, recommendedTtlMs: number, expired: number): Extract<Finding, { kind: 'tail' }> | undefined {
+function tailOf(p: PatternAnalysis, recommendedTtlMs: number, expired: number, multiplier: number): Extract<Finding, { kind: 'tail' }> | undefined {
   const holds = holdsOver(p, recommendedTtlMs);
   if (holds === 0 && expired === 0) return undefined;
   const spanMs = Math.max(0, p.lastMs - p.firstMs);
   const { per, units } = rateOf(spanMs);
   const count = Math.max(holds, expired);
-  return { kind: 'tail', holds: count, rate: count / units, per, spanMs, longestMs: p.holdMs.max, atLeast: p.holdLowerBound.max, expired, recommendedTtlMs };
+  // With censored holds both the count and the longest are lower bounds.
+  return { kind: 'tail', holds: count, rate: count / units, per, spanMs, longestMs: p.holdMs.max, atLeast: p.holdLowerBound.max, expired, recommendedTtlMs, multiplier };
 }
 
-/** Holds longer than `thresholdMs`, from the pattern's upper tail (never below the true count; see `holdsAbove`). */
+/**
+ * Holds longer than `thresholdMs`, from the pattern's upper tail: the ones whose end was seen by
+ * bucket (never below the true count; see `holdsAbove`), and the censored ones seen held at least
+ * that long (a lower bound of those that did).
+ */
 export function holdsOver(p: PatternAnalysis, thresholdMs: number): number {
   let count = 0;
-  for (const [highMs, n] of p.holdTail) if (Math.min(highMs, p.holdMs.max) > thresholdMs) count += n;
+  for (const [ms, n, censored] of p.holdTail) if (censored ? ms >= thresholdMs : Math.min(ms, p.holdMs.max) > thresholdMs) count += n;
   return count;
 }
 

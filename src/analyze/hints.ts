@@ -40,6 +40,21 @@ export type AnalysisWarning =
   | { kind: 'gaps'; count: number; gaps: ObservedGap[]; hours: number };
 
 
+/**
+ * A pattern `watch` saw taken with a TTL and expire, and never saw released: a lock whose every
+ * hold outlives its TTL (its holder's compare-and-delete finds the key gone), or a cache the lock
+ * glob also matches. Its true holds are unknown; it is reported apart, not advised on.
+ */
+export interface UnconfirmedPattern {
+  pattern: string;
+  /** Keys taken with a TTL that expired (each a hold of at least its TTL). */
+  expired: number;
+  /** The TTL they were taken with: the most common, and the range (ms). */
+  ttl: { currentMs: number; minMs: number; maxMs: number };
+  firstMs: number;
+  lastMs: number;
+}
+
 /** A stretch of time a producer could not see every lock (`watch` lost its notifications), as stored. */
 export interface ObservedGap {
   instance: string;

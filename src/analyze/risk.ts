@@ -1,4 +1,4 @@
-import { highestValueAt } from '../store/histogram/buckets.js';
+import { highestValueAt, lowestValueAt } from '../store/histogram/buckets.js';
 import type { DenseHistogram } from '../store/histogram/histogram.js';
 import { DAY_MS, HOUR_MS } from '../units.js';
 
@@ -23,6 +23,11 @@ export interface Risk {
   rate: RiskRate;
   /** How long every other instance waits when a holder crashes while holding: the TTL, in use and recommended (ms). */
   crashWaitMs: { current: number; recommended: number };
+  /**
+   * Some holds were not seen to end (censored): the counts above include those that certainly
+   * outlived a threshold (seen held at least that long), and are lower bounds.
+   */
+  lowerBound: boolean;
 }
 
 export interface RiskRate {
@@ -45,12 +50,20 @@ export function rateOf(spanMs: number): { per: 'day' | 'hour'; units: number } {
  * never below the true count and at most one bucket (0.1 % of the threshold)
  * above it: a risk is never understated.
  */
-export function riskOf(hold: DenseHistogram, ttlMs: number, recommendedTtlMs: number, spanMs: number): Risk {
+export function riskOf(
+  hold: DenseHistogram,
+  ttlMs: number,
+  recommendedTtlMs: number,
+  spanMs: number,
+  parts?: { seen: DenseHistogram; censored: DenseHistogram },
+): Risk {
   const p99 = hold.valueAtPercentile(99) / 1000;
   const max = hold.maxValue / 1000;
-  const nearMisses = holdsAbove(hold, ttlMs / 2);
-  const overCurrentTtl = holdsAbove(hold, ttlMs);
-  const overRecommendedTtl = holdsAbove(hold, recommendedTtlMs);
+  // A censored hold (its end unseen) outlived a threshold when it was seen held at least that long.
+  const over = (thresholdMs: number) => (parts ? holdsAbove(parts.seen, thresholdMs) + heldAtLeast(parts.censored, thresholdMs) : holdsAbove(hold, thresholdMs));
+  const nearMisses = over(ttlMs / 2);
+  const overCurrentTtl = over(ttlMs);
+  const overRecommendedTtl = over(recommendedTtlMs);
   const { per, units } = rateOf(spanMs);
   return {
     headroom: hold.totalCount === 0 || ttlMs <= 0 ? { p99: null, max: null } : { p99: ratio(ttlMs, p99), max: ratio(ttlMs, max) },
@@ -59,7 +72,18 @@ export function riskOf(hold: DenseHistogram, ttlMs: number, recommendedTtlMs: nu
     overRecommendedTtl,
     rate: { per, spanMs, nearMisses: nearMisses / units, overCurrentTtl: overCurrentTtl / units, overRecommendedTtl: overRecommendedTtl / units },
     crashWaitMs: { current: ttlMs, recommended: recommendedTtlMs },
+    lowerBound: (parts?.censored.totalCount ?? 0) > 0,
   };
+}
+
+/** Censored holds seen held at least `thresholdMs` (each bucket's lowest value, clamped to the exact min). */
+export function heldAtLeast(censored: DenseHistogram, thresholdMs: number): number {
+  if (censored.totalCount === 0) return 0;
+  let count = 0;
+  censored.forEachBucket((index, n) => {
+    if (Math.max(lowestValueAt(index), censored.minValue) >= thresholdMs * 1000) count += n;
+  });
+  return count;
 }
 
 /** Holds longer than `thresholdMs`, counting the bucket that straddles it. */

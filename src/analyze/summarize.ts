@@ -1,7 +1,7 @@
 import type { Outcome } from '../sample/sample.js';
 import type { DecodeTarget } from '../store/histogram/codec.js';
 import { DenseHistogram } from '../store/histogram/histogram.js';
-import { highestValueAt, nearestRank } from '../store/histogram/buckets.js';
+import { highestValueAt, lowestValueAt, nearestRank } from '../store/histogram/buckets.js';
 import { addEncodedRollup, isReadableRollup } from '../store/histogram/codec.js';
 import { HOUR_MS } from '../units.js';
 import { MIN_SAMPLES_FOR_P99, upperBoundRank } from './confidence.js';
@@ -57,6 +57,11 @@ export interface PatternAnalysis {
   outcomes: Record<Outcome, number>;
   /** Critical sections that threw. */
   threw: number;
+  /**
+   * Samples `watch` took on this pattern before it saw a release on it (expirations). When every
+   * sample is one, the pattern is not a confirmed lock: `analyze` reports it apart (`Analysis.unconfirmed`).
+   */
+  unconfirmed: number;
   /** Locks extended at least once while held (their TTL was not their hold budget), and their extensions. */
   extended: number;
   extensions: number;
@@ -73,10 +78,11 @@ export interface PatternAnalysis {
   verdict: Verdict;
   decision: Decision;
   /**
-   * The hold-time buckets above the p99, as [upper edge (ms), count]: how many holds a TTL above
-   * the p99 would not cover (see `holdsOver`), for any TTL a decision considers.
+   * The holds whose end was seen above the p99, as [upper edge (ms), count], and every censored
+   * hold as [seen held at least (ms), count, true]: how many holds a TTL above the p99 would not
+   * cover (see `holdsOver`), and which expirations a TTL cannot cover, for any TTL a decision considers.
    */
-  holdTail: [highMs: number, count: number][];
+  holdTail: [ms: number, count: number, censored?: true][];
   /** Notes beside the numbers (expirations, few samples, contention…), as data: `report/` words them. */
   hints: Hint[];
   /** Waits are long or acquisitions give up (see {@link CONTENTION_WAIT_P99_MS}): the key is probably too broad. */
@@ -124,6 +130,7 @@ export function summarize(
   const hourly: HourlyPoint[] = [];
   let count = 0;
   let threw = 0;
+  let unconfirmed = 0;
   let extended = 0;
   let extensions = 0;
   let unreadableRows = 0;
@@ -141,7 +148,7 @@ export function summarize(
       hold.add(hour);
     }
   };
-  for (const [bucketStartMs, rowCount, released, expired, notAcquired, error, rowThrew, rowHoldSumUs, , rowFirstMs, rowLastMs, hists, rowExtended, rowExtensions, rowLost] of rows) {
+  for (const [bucketStartMs, rowCount, released, expired, notAcquired, error, rowThrew, rowHoldSumUs, , rowFirstMs, rowLastMs, hists, rowExtended, rowExtensions, rowLost, rowUnconfirmed] of rows) {
     if (!isReadableRollup(hists)) {
       unreadableRows++;
       continue;
@@ -157,6 +164,7 @@ export function summarize(
     hourCount += rowCount;
     count += rowCount;
     threw += rowThrew;
+    unconfirmed += rowUnconfirmed ?? 0;
     extended += rowExtended;
     extensions += rowExtensions;
     holdSumUs += rowHoldSumUs;
@@ -197,12 +205,14 @@ export function summarize(
     ttl,
   });
 
+  // The holds above the p99 whose end was seen, by upper edge; every censored one, by how long it was seen held.
   const holdTail: PatternAnalysis['holdTail'] = [];
   const p99Us = hold.valueAtPercentile(99);
-  hold.forEachBucket((index, n) => {
+  seen.forEachBucket((index, n) => {
     const highUs = highestValueAt(index);
     if (highUs > p99Us) holdTail.push([highUs / 1000, n]);
   });
+  censored.forEachBucket((index, n) => void holdTail.push([Math.max(lowestValueAt(index), censored.minValue) / 1000, n, true]));
 
   const summary: PatternAnalysis = {
     pattern,
@@ -223,6 +233,7 @@ export function summarize(
     waitCount: wait.totalCount,
     outcomes,
     threw,
+    unconfirmed,
     extended,
     extensions,
     ttl,
@@ -240,7 +251,7 @@ export function summarize(
     distribution: logBins(hold),
     unreadableRows,
     incompleteHours: 0,
-    risk: riskOf(hold, ttl.currentMs, recommendedTtlMs, Number.isFinite(firstMs) ? lastMs - firstMs : 0),
+    risk: riskOf(hold, ttl.currentMs, recommendedTtlMs, Number.isFinite(firstMs) ? lastMs - firstMs : 0, { seen, censored }),
   };
   if (outcomes.expired > 0) summary.expiredHoldsMs = expiredHolds();
   // The report's verdict is the decision for the TTL in use: the same function `check` and `apply` take.

@@ -27,8 +27,10 @@ export function encodeStreamBatch(batch: StreamBatch): string[] {
       Buffer.from(v[10].buffer, v[10].byteOffset, v[10].byteLength).toString('base64'),
       v[11],
       v[12],
+      v[14],
     ]),
-    s: batch.raw,
+    // The censored mark only when set: collectors older than it take nine fields at most.
+    s: batch.raw.map((row) => (row[9] === 1 ? row : row.slice(0, 9))),
     ...(batch.counters ? { c: [batch.counters.recorded, batch.counters.dropped, batch.counters.rawDropped] } : {}),
     ...(batch.gaps?.length ? { g: batch.gaps } : {}),
   });
@@ -48,8 +50,9 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
   if (!data || !Array.isArray(data.r) || !Array.isArray(data.s)) throw new TypeError('stream entry without rollups');
   const rollups = data.r.map((row) => {
     // Entries from sinks older than the extension counts end at `hists`: they had none.
-    const [pattern, bucketStartMs, count, outcomes, threw, holdSumUs, waitSumUs, firstTsMs, lastTsMs, hists, extended = 0, extensions = 0] = row as [
-      string, number, number, number[], number, number, number, number, number, string, number?, number?,
+    // Entries from sinks older than the unconfirmed count (2026-12) end at `extensions`.
+    const [pattern, bucketStartMs, count, outcomes, threw, holdSumUs, waitSumUs, firstTsMs, lastTsMs, hists, extended = 0, extensions = 0, unconfirmed = 0] = row as [
+      string, number, number, number[], number, number, number, number, number, string, number?, number?, number?,
     ];
     // Four outcomes from sinks older than `lost`, five since.
     if (typeof pattern !== 'string' || !Array.isArray(outcomes) || (outcomes.length !== 4 && outcomes.length !== 5) || typeof hists !== 'string') {
@@ -63,7 +66,7 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
       bucketStartMs: num(bucketStartMs),
       values: [
         num(count), released, expired, notAcquired, error, num(threw), num(holdSumUs), num(waitSumUs),
-        num(firstTsMs), num(lastTsMs), blob, num(extended), num(extensions), lost,
+        num(firstTsMs), num(lastTsMs), blob, num(extended), num(extensions), lost, num(unconfirmed),
       ],
     };
     return rollup;

@@ -1,5 +1,6 @@
 import type { Analysis } from '../analyze/analyze.js';
 import { DECISION_DEFAULTS, decideEntry, type Decision, type DecisionOptions, type JudgedTtl } from '../analyze/decision.js';
+import type { UnconfirmedPattern } from '../analyze/hints.js';
 import type { PatternAnalysis } from '../analyze/summarize.js';
 import { compareVerdicts, type Verdict } from '../analyze/verdict.js';
 import { closestPattern } from './closest.js';
@@ -59,6 +60,11 @@ export interface CheckResult {
   missingFromPolicy: CheckRow[];
   /** Policy entries with no data in the window. */
   noData: UnmatchedEntry[];
+  /**
+   * Patterns `watch` saw only expire, never released: `check` cannot know their true holds, so
+   * they warn (never fail), with the entry they resolve to when the policy has one.
+   */
+  unconfirmed: { pattern: string; entryPattern: string | undefined; analysis: UnconfirmedPattern }[];
   defaultTtlMs: number;
   /** 0: nothing `apply` would change fails; 1: a row fails (see each row's decision). */
   exitCode: 0 | 1;
@@ -137,6 +143,11 @@ export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: Chec
   missingFromPolicy.sort(worstFirst);
   const dataPatterns = analysis.patterns.map((p) => p.pattern);
   const unmatched = new Set(missingFromPolicy.map((r) => r.dataPattern));
+  const unconfirmed = analysis.unconfirmed.map((u) => {
+    const entryPattern = policy.entryForPattern(u.pattern)?.pattern;
+    if (entryPattern !== undefined) seen.add(entryPattern);
+    return { pattern: u.pattern, entryPattern, analysis: u };
+  });
   const noData = Object.keys(policy.document.locks)
     .filter((pattern) => !seen.has(pattern))
     // A pattern the policy does not cover is the likelier meant one; any pattern in the data will do.
@@ -146,6 +157,7 @@ export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: Chec
     fine,
     missingFromPolicy,
     noData,
+    unconfirmed,
     defaultTtlMs: policy.defaultTtlMs,
     exitCode: rows.some((r) => r.failing) || missingFromPolicy.some((r) => r.failing) ? 1 : 0,
   };

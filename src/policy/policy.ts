@@ -63,7 +63,7 @@ export class TtlPolicy implements TtlSource {
     readonly path?: string,
   ) {
     this.defaultTtlMs = document.defaultTtlMs ?? DEFAULT_POLICY_TTL_MS;
-    this.templates = compileTemplates(Object.keys(document.locks).filter((p) => /\{[^{}]+\}/.test(p)));
+    this.templates = compileTemplates(Object.keys(document.locks).filter(isTemplate));
     this.cache = new PatternCache(this.templates, (key) => this.resolve(key));
   }
 
@@ -99,6 +99,20 @@ export class TtlPolicy implements TtlSource {
     const t = this.templates.find((candidate) => candidate.matches(key));
     return t && { pattern: t.template, entry: this.document.locks[t.template]! };
   }
+}
+
+/** The placeholders `patternOf` writes: an entry with only these is a pattern, matched exactly (`apply` writes them). */
+const PATTERN_PLACEHOLDERS = new Set(['{id}', '{uuid}', '{hex}']);
+
+/**
+ * Whether an entry is a template: it has a placeholder of the user's own naming
+ * (`{productId}`), which matches any text. An entry whose placeholders are all
+ * `patternOf`'s (`order:lock:product:{id}`) matches exactly the keys whose pattern
+ * it is: `job:lock:{id}` covers `job:lock:42`, never `job:lock:global`.
+ */
+function isTemplate(entry: string): boolean {
+  const placeholders = entry.match(/\{[^{}]+\}/g) ?? [];
+  return placeholders.some((p) => !PATTERN_PLACEHOLDERS.has(p));
 }
 
 /** Reads and validates a policy file. Throws {@link PolicyFileError}. */

@@ -91,9 +91,9 @@ export class Aggregator {
 
   /** Folds one sample; returns a {@link FOLD} code. Never throws on a hostile sample (a throwing getter is the caller's to catch). */
   fold(sample: LockSample): number {
-    const { key, at, holdMs, waitMs, ttlMs, attempts, outcome, threw, pattern, instance, extensions, censored } = sample;
+    const { key, at, holdMs, waitMs, ttlMs, attempts, outcome, threw, pattern, instance, extensions, censored, unconfirmed } = sample;
     if (!isTrustedSample(sample)) {
-      const refusal = refusalOf(key, at, holdMs, waitMs, ttlMs, attempts, outcome, pattern, instance, extensions, censored);
+      const refusal = refusalOf(key, at, holdMs, waitMs, ttlMs, attempts, outcome, pattern, instance, extensions, censored, unconfirmed);
       if (refusal !== undefined) {
         this.lastRefusal = refusal;
         return FOLD.invalid;
@@ -119,6 +119,7 @@ export class Aggregator {
     hour.count++;
     hour.outcomes[code]!++;
     if (threw === true) hour.threw++;
+    if (unconfirmed === true) hour.unconfirmed++;
     if (holdUs >= 0) {
       hour.holdSumUs += holdUs;
       // A hold whose end was not seen goes to its own histogram: its true length is at least this.

@@ -25,6 +25,8 @@ export class PatternHour {
   lastTsMs = Number.NEGATIVE_INFINITY;
   extended = 0;
   extensions = 0;
+  /** Samples on a pattern not seen released yet (`watch`). */
+  unconfirmed = 0;
   readonly hold = new PagedHistogram();
   readonly wait = new PagedHistogram();
   /** Holds whose end was not seen (made on the first), at how long they were seen held. */
@@ -50,9 +52,9 @@ export class PatternHour {
     const [released, expired, notAcquired, error, lost] = this.outcomes as [number, number, number, number, number];
     const values: RollupValues = [
       this.count, released, expired, notAcquired, error, this.threw, this.holdSumUs, this.waitSumUs,
-      this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, ttls, this.censored), this.extended, this.extensions, lost,
+      this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, ttls, this.censored), this.extended, this.extensions, lost, this.unconfirmed,
     ];
-    this.count = this.threw = this.holdSumUs = this.waitSumUs = this.extended = this.extensions = this.ttlCount = 0;
+    this.count = this.threw = this.holdSumUs = this.waitSumUs = this.extended = this.extensions = this.ttlCount = this.unconfirmed = 0;
     this.outcomes.fill(0);
     this.firstTsMs = Number.POSITIVE_INFINITY;
     this.lastTsMs = Number.NEGATIVE_INFINITY;

@@ -2,10 +2,10 @@ import type { Analysis } from '../analyze/analyze.js';
 import type { CheckResult, CheckRow } from '../policy/check.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { formatCount, formatMs } from '../units.js';
-import { bound, findingText, recommendationText } from './decision-text.js';
+import { bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 import { warningSentences } from './hint-text.js';
-import { describeRun, markdownCode, markdownText } from './markdown.js';
+import { describeRun, markdownCode, markdownText, unconfirmedMarkdown } from './markdown.js';
 
 function change(row: CheckRow): string {
   if (row.decision.insufficient) return '—';
@@ -49,7 +49,8 @@ const NOTED_WHEN_FINE: ReadonlySet<string> = new Set(['resolved', 'tail', 'censo
 function needsHuman(result: CheckResult): { failing: number; warning: number } {
   const all = [...result.rows, ...result.missingFromPolicy];
   const failing = all.filter((r) => r.decision.level === 'fail').length;
-  return { failing, warning: all.filter((r) => r.decision.level === 'warn').length + result.noData.filter((n) => n.suggestion).length };
+  const warning = all.filter((r) => r.decision.level === 'warn').length + result.noData.filter((n) => n.suggestion).length + result.unconfirmed.length;
+  return { failing, warning };
 }
 
 /**
@@ -70,6 +71,8 @@ export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): st
   const lines = [checkHeadline(result), '', describeRun(analysis), ''];
   // The evidence rules: a short window, notes on the inputs. Findings, not failures.
   for (const warning of warningSentences(analysis)) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
+  // Never released: their true holds are unknown, so a warning each, never a failure.
+  lines.push(...unconfirmedMarkdown(analysis));
   const shown = [...result.rows, ...result.missingFromPolicy.filter((r) => r.decision.level !== 'info')];
   if (shown.length > 0) {
     lines.push('| pattern | TTL | recommended | change | samples | p99 | expired | |', '|---|---:|---:|---:|---:|---:|---:|---|');
@@ -79,11 +82,14 @@ export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): st
     lines.push('');
   }
   // Fine rows are not listed, except for what the data says about them that a reviewer should know.
-  const noted = result.fine.filter((r) => r.decision.findings.some((f) => NOTED_WHEN_FINE.has(f.kind)));
+  // A TTL apply would move is said too, so a reviewer is not surprised by its diff.
+  const noted = result.fine.filter((r) => r.decision.apply.kind === 'write' || r.decision.findings.some((f) => NOTED_WHEN_FINE.has(f.kind)));
   if (noted.length > 0) {
     lines.push('**Fine, with notes:**', '');
     for (const row of noted) {
       const sentences = row.decision.findings.filter((f) => NOTED_WHEN_FINE.has(f.kind) || f.kind === 'deploy-pending').map((f) => findingText(f, markdownText));
+      const apply = row.decision.apply;
+      if (apply.kind === 'write') sentences.unshift(`\`apply\` would write ${formatMs(apply.toMs)} (the recommendation; not needed to pass).`);
       lines.push(`- ${markdownCode(row.pattern)}: ${sentences.join(' ')}`);
     }
     lines.push('');
@@ -131,6 +137,7 @@ export function renderCheckJson(result: CheckResult, analysis: Analysis): string
         fine: result.fine.map(row),
         missingFromPolicy: result.missingFromPolicy.map(row),
         noData: result.noData.map((n) => ({ pattern: n.pattern, suggestion: n.suggestion ?? null })),
+    unconfirmed: result.unconfirmed.map((u) => ({ pattern: u.pattern, entryPattern: u.entryPattern ?? null, expired: u.analysis.expired, ttlMs: u.analysis.ttl.currentMs, text: unconfirmedText(u.analysis) })),
       },
       null,
       2,

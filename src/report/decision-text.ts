@@ -1,4 +1,5 @@
 import type { Decision, Finding, HoldReason } from '../analyze/decision.js';
+import type { UnconfirmedPattern } from '../analyze/hints.js';
 import { formatCount, formatMs, formatSpan } from '../units.js';
 
 /**
@@ -35,11 +36,13 @@ export function holdReasonText(why: HoldReason, text: (s: string) => string = (s
   }
 }
 
-/** The human decision a held move asks for. */
-function heldText(toMs: number, why: HoldReason, advice: boolean, text: (s: string) => string): string {
+/** The human decision a held move asks for: its direction only when the data's recommendation is advice. */
+function heldText(toMs: number, fromMs: number | undefined, why: HoldReason, advice: boolean, text: (s: string) => string): string {
   const next =
     why.kind === 'pinned'
-      ? ': raise it by hand, or unpin it'
+      ? advice && fromMs !== undefined
+        ? `: ${toMs > fromMs ? 'raise' : 'lower'} it by hand, or unpin it`
+        : ''
       : why.kind === 'too-few-samples' || why.kind === 'short-window'
         ? ': collect more data, or set it by hand'
         : why.kind === 'shared-entry'
@@ -51,14 +54,15 @@ function heldText(toMs: number, why: HoldReason, advice: boolean, text: (s: stri
 /** One finding as a sentence. `text` escapes the user's strings (a pinned reason, a pattern) for the format. */
 export function findingText(f: Finding, text: (s: string) => string = (s) => s): string {
   switch (f.kind) {
-    case 'expired':
-      return (
-        `${formatCount(f.count)} lock(s) expired under the TTL of ${formatMs(f.ttlMs)} while the critical section still ran` +
-        `${f.unseen > 0 ? ` (${formatCount(f.unseen)} of them not seen to end: held at least that long)` : ''}; ` +
-        `the recommended ${formatMs(f.recommendedTtlMs)} covers ${f.unseen > 0 ? 'the ones seen to end' : 'them'}.`
-      );
+    case 'expired': {
+      const seen = f.count - f.unseen;
+      const head = `${formatCount(f.count)} lock(s) expired while the critical section still ran (TTL ${formatMs(f.inUseTtlMs)} in use)`;
+      if (f.unseen === 0) return `${head}; the recommended ${formatMs(f.recommendedTtlMs)} covers them.`;
+      const unseen = `${seen > 0 ? `${formatCount(f.unseen)} of them were` : 'they were'} not seen to end (each held at least its TTL)`;
+      return `${head}; ${seen > 0 ? `the recommended ${formatMs(f.recommendedTtlMs)} covers the ${formatCount(seen)} seen to end; ` : ''}${unseen}, so the recommended ${formatMs(f.recommendedTtlMs)} is the least they need.`;
+    }
     case 'too-short':
-      return `The TTL of ${formatMs(f.ttlMs)} is under what the data needs (${formatMs(f.neededMs)}: 3 × p99, and no less than p99's upper bound): recommended ${formatMs(f.recommendedTtlMs)}.`;
+      return `The TTL of ${formatMs(f.ttlMs)} is under ${f.multiplier} × p99 (${formatMs(f.scaledP99Ms)}) or under the p99's 95 % upper bound: recommended ${formatMs(f.recommendedTtlMs)}.`;
     case 'too-long':
       return `The TTL of ${formatMs(f.ttlMs)} is over 3 × the recommended ${formatMs(f.recommendedTtlMs)}: a crashed holder blocks the others needlessly.`;
     case 'below-floor':
@@ -68,12 +72,12 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
     case 'not-in-policy':
       return `Not in the policy: runs with the default ${formatMs(f.defaultTtlMs)}.`;
     case 'held':
-      return heldText(f.toMs, f.why, f.advice, text);
+      return heldText(f.toMs, f.fromMs, f.why, f.advice, text);
     case 'tail':
       return (
-        `${formatCount(f.holds)} hold(s) (${rateText(f.rate, f.per, f.spanMs)}) would outlive the recommended ${formatMs(f.recommendedTtlMs)}` +
+        `${f.atLeast ? 'At least ' : ''}${formatCount(f.holds)} hold(s) (${rateText(f.rate, f.per, f.spanMs)}) would outlive the recommended ${formatMs(f.recommendedTtlMs)}` +
         `${f.expired > 0 ? `, ${formatCount(f.expired)} of them expired` : ''}: the longest ${bound(f.longestMs, f.atLeast)}. ` +
-        'The rule covers p99 three times over; a holder that hangs is what a timeout or `maxHoldMs` is for ' +
+        `The rule covers p99 ${f.multiplier} times over; a holder that hangs is what a timeout or \`maxHoldMs\` is for ` +
         '(to cover them anyway: `--cover max`, or `coverMs` on the entry).'
       );
     case 'unseen-expirations':
@@ -103,6 +107,17 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
         `Contended: wait p99 ${formatMs(f.waitP99Ms)}, ${(f.notAcquiredRate * 100).toFixed(1)} % not acquired — the key is probably too broad.`
       );
   }
+}
+
+/**
+ * What a pattern `watch` saw only expire says, after its name: "3 keys taken with a TTL of 200 ms
+ * all expired and none was released — a lock whose every hold outlives its TTL, or …".
+ */
+export function unconfirmedText(u: UnconfirmedPattern): string {
+  // The most common TTL: a watched TTL can read a little low on a busy host (see docs/watch.md).
+  const ttl = formatMs(u.ttl.currentMs);
+  const what = u.expired === 1 ? `1 key taken with a TTL of ${ttl} expired and was never released` : `${formatCount(u.expired)} keys taken with a TTL of ${ttl} all expired and none was released`;
+  return `${what} — a lock whose every hold outlives its TTL, or a cache the lock glob also matches (narrow \`--match\` to exclude it).`;
 }
 
 /** The sentence that says why a row has its level: its first finding (every non-info decision has one). */

@@ -3,7 +3,7 @@ import type { CheckResult } from '../policy/check.js';
 import { printable } from '../text.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { formatCount, formatMs } from '../units.js';
-import { bound, findingText } from './decision-text.js';
+import { bound, findingText, unconfirmedText } from './decision-text.js';
 import { VERDICT_LABEL } from './verdict-style.js';
 import { checkHeadline, renderCheckMarkdown } from './check.js';
 
@@ -59,6 +59,11 @@ export function renderCheckGithub(
       title: `${printable(row.pattern)}: ${row.entry === undefined ? 'not in the policy' : row.verdict === 'ok' ? okTitle(d) : VERDICT_LABEL[row.verdict]}`,
       message: [lead, ...sentences, evidence].filter(Boolean).join(' '),
     });
+  }
+  // A pattern watch saw only expire: a warning on the entry it resolves to (the summary lists the others).
+  for (const u of result.unconfirmed) {
+    if (u.entryPattern === undefined) continue;
+    findings.push({ level: 'warning', line: lineOf(u.entryPattern), title: `${printable(u.pattern)}: expired, never released`, message: `${printable(u.pattern)}: ${printable(unconfirmedText(u.analysis))}` });
   }
   for (const entry of result.noData) {
     if (!entry.suggestion) continue;

@@ -5,7 +5,7 @@ import { escapeHtml, printable } from '../text.js';
 import { formatCount, formatMs, formatTime } from '../units.js';
 import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
 import { hintSentences, warningSentences } from './hint-text.js';
-import { bound, findingText, recommendationText } from './decision-text.js';
+import { bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
 import { describeRun } from './markdown.js';
 import { riskSentences } from './risk-text.js';
 import { renderSvg } from './render-svg.js';
@@ -43,7 +43,8 @@ export async function renderHtml(analysis: Analysis): Promise<string> {
 ${warningSentences(analysis).map((w) => `<p class="warning">⚠️ ${text(w)}</p>`).join('\n')}
 </header>
 <main>
-${analysis.patterns.length ? summaryTable(analysis) : '<p class="empty">No samples in this window yet. Wrap your locks with a recorder, let them run for a day or two, and run <code>ttl-advisor report</code> again.</p>'}
+${unconfirmedSection(analysis)}
+${analysis.patterns.length ? summaryTable(analysis) : analysis.unconfirmed.length ? '' : '<p class="empty">No samples in this window yet. Wrap your locks with a recorder, let them run for a day or two, and run <code>ttl-advisor report</code> again.</p>'}
 ${overview}
 ${sections.join('\n')}
 </main>
@@ -66,6 +67,17 @@ function verdictCell(p: PatternAnalysis): string {
   if (expired === 0) return badge(p);
   if (p.verdict === 'expired') return badge(p, `${formatCount(expired)} expired`);
   return `${badge(p)} <span class="expired-count">${formatCount(expired)} expired</span>`;
+}
+
+/** Patterns `watch` saw only expire, never released: first, in a section of their own (they are no advice). */
+function unconfirmedSection(analysis: Analysis): string {
+  if (analysis.unconfirmed.length === 0) return '';
+  const items = analysis.unconfirmed.map((u) => `<li><span class="pattern">${text(u.pattern)}</span>: ${text(unconfirmedText(u))}</li>`);
+  return `<section class="unconfirmed">
+<h2>Expired, never released</h2>
+<p>Seen by <code>ttl-advisor watch</code>; their true hold times are unknown, so they get no recommendation.</p>
+<ul>${items.join('')}</ul>
+</section>`;
 }
 
 /** The recommendation, in bold only when it is advice: with too little data the cell shows the need instead. */
@@ -152,6 +164,8 @@ body { font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; 
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 16px; margin: 32px 0 8px; padding-top: 16px; border-top: 1px solid var(--line); display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
 .run { color: var(--muted); margin: 0 0 12px; }
+.unconfirmed { background: #fdecea; border: 1px solid #c6282855; border-radius: 6px; padding: 4px 12px; margin: 12px 0; }
+.unconfirmed h2 { border: 0; margin: 8px 0 4px; padding: 0; color: #c62828; }
 .warning { background: #fff8c5; border: 1px solid #d4a72c66; padding: 6px 10px; border-radius: 6px; }
 .empty { font-size: 16px; padding: 24px; background: #f6f8fa; border-radius: 6px; }
 .pattern { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }

@@ -1,9 +1,9 @@
 import type { Analysis } from '../analyze/analyze.js';
-import { findingText } from './decision-text.js';
+import { findingText, unconfirmedText } from './decision-text.js';
 import { hintSentences, warningSentences } from './hint-text.js';
 
 /** Version of the JSON report's shape; bumped only on a breaking change. */
-export const JSON_REPORT_VERSION = 1;
+export const JSON_REPORT_VERSION = 2;
 
 const r3 = (ms: number) => Math.round(ms * 1000) / 1000;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -22,6 +22,16 @@ export function renderJson(analysis: Analysis): string {
     warnings: warningSentences(analysis),
     // Stretches of time a watcher could not see (lost notifications): counts of the hours they touch are lower bounds.
     gaps: analysis.gaps.map((g) => ({ source: g.source, instance: g.instance, from: iso(g.fromMs), to: iso(g.toMs), reason: g.reason, openHolds: g.openHolds })),
+    // Patterns watch saw only expire, never released: no statistics of their own, no recommendation.
+    unconfirmed: analysis.unconfirmed.map((u) => ({
+      pattern: u.pattern,
+      expired: u.expired,
+      ttlMs: u.ttl.currentMs,
+      ttlRangeMs: [u.ttl.minMs, u.ttl.maxMs],
+      firstAt: iso(u.firstMs),
+      lastAt: iso(u.lastMs),
+      text: unconfirmedText(u),
+    })),
     patterns: analysis.patterns.map((p) => ({
       pattern: p.pattern,
       count: p.count,

@@ -2,7 +2,7 @@ import type { Analysis } from '../analyze/analyze.js';
 import { printable } from '../text.js';
 import { formatCount, formatMs, formatSpan, formatTime } from '../units.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
-import { bound, findingText, recommendationText } from './decision-text.js';
+import { bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
 import { warningSentences } from './hint-text.js';
 import { riskSentences } from './risk-text.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
@@ -35,10 +35,17 @@ export function describeRun(analysis: Analysis): string {
   return `${formatTime(window.fromMs)} → ${formatTime(window.toMs)} (${formatSpan(window.toMs - window.fromMs)}) · ${rule}`;
 }
 
+/** Patterns `watch` saw only expire, never released: first, as a list of their own (no advice for them). */
+export function unconfirmedMarkdown(analysis: Analysis): string[] {
+  if (analysis.unconfirmed.length === 0) return [];
+  return ['**🔴 Expired, never released** (seen by `ttl-advisor watch`; their true hold times are unknown):', '', ...analysis.unconfirmed.map((u) => `- ${markdownCode(u.pattern)}: ${unconfirmedText(u)}`), ''];
+}
+
 /** The Markdown report: one table, worst first, short enough for a PR comment. */
 export function renderMarkdown(analysis: Analysis): string {
   const lines = [`### ttl-advisor: lock TTLs from measured hold times`, '', describeRun(analysis), ''];
   for (const warning of warningSentences(analysis)) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
+  lines.push(...unconfirmedMarkdown(analysis));
   if (analysis.patterns.length > 0) {
     lines.push('| pattern | samples | p99 | current TTL | recommended TTL | verdict |', '|---|---:|---:|---:|---:|---|');
     for (const p of analysis.patterns) {

@@ -39,6 +39,7 @@ export function refusalOf(
   instance: unknown,
   extensions: unknown,
   censored?: unknown,
+  unconfirmed?: unknown,
 ): string | undefined {
   if (typeof key !== 'string' || key === '') return 'a sample needs a non-empty string `key`';
   if (typeof outcome !== 'string' || !Object.hasOwn(OUTCOME_CODE, outcome)) return `unknown \`outcome\` ${JSON.stringify(String(outcome))}`;
@@ -54,6 +55,7 @@ export function refusalOf(
     if (censored !== true) return '`censored` must be a boolean';
     if (holdMs === undefined || holdMs === null) return 'a `censored` sample needs the `holdMs` it was seen held';
   }
+  if (unconfirmed !== undefined && unconfirmed !== null && typeof unconfirmed !== 'boolean') return '`unconfirmed` must be a boolean';
   if (instance !== undefined && instance !== null && typeof instance !== 'string') return '`instance` must be a string';
   return undefined;
 }

@@ -58,6 +58,13 @@ export interface LockSample {
    * least that. Percentiles that reach such holds are lower bounds. Only with `holdMs`. @default false
    */
   censored?: boolean | undefined;
+  /**
+   * The key's pattern was never seen released (`watch`): a lock whose every hold outlives
+   * its TTL, or a cache the lock glob also matches. Counted apart (reports name such
+   * patterns in a section of their own) until a release on the pattern confirms it a lock;
+   * then these join its statistics. @default false
+   */
+  unconfirmed?: boolean | undefined;
 }
 
 /** Counters of a recorder. At any moment `recorded = written + dropped + pending`. */

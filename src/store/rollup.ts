@@ -26,10 +26,11 @@ export const ROLLUP_VALUE_COLUMNS = Object.freeze([
   'extended',
   'extensions',
   'lost',
+  'unconfirmed',
 ] as const);
 
 /** Columns added by later schema versions, with the version that added them: older files read them as 0. */
-const ADDED_IN: Readonly<Partial<Record<(typeof ROLLUP_VALUE_COLUMNS)[number], number>>> = { extended: 5, extensions: 5, lost: 5 };
+const ADDED_IN: Readonly<Partial<Record<(typeof ROLLUP_VALUE_COLUMNS)[number], number>>> = { extended: 5, extensions: 5, lost: 5, unconfirmed: 8 };
 
 /** The value columns as an SQL list, each with `prefix` (e.g. `r.`); read from a file of `schemaVersion`, missing ones are 0. */
 export function rollupValuesSql(prefix = '', schemaVersion = Number.POSITIVE_INFINITY): string {
@@ -55,6 +56,8 @@ export type RollupValues = [
   extensions: number,
   /** Locks whose key vanished before their TTL could have run out. */
   lost: number,
+  /** Samples on a pattern not seen released yet (`watch`): see `LockSample.unconfirmed`. */
+  unconfirmed: number,
 ];
 
 /** Positions of the summed counters in {@link RollupValues}: count … wait_sum_us. */
@@ -65,6 +68,7 @@ export const HISTS = 10;
 export const EXTENDED = 11;
 export const EXTENSIONS = 12;
 export const LOST = 13;
+export const UNCONFIRMED = 14;
 
 /** Start of the rollup bucket a timestamp falls in (epoch ms). */
 export function bucketStartOf(tsMs: number): number {
@@ -87,6 +91,7 @@ export class RollupSum {
   extended = 0;
   extensions = 0;
   lost = 0;
+  unconfirmed = 0;
   rows = 0;
 
   /** Adds a stored row. */
@@ -97,12 +102,13 @@ export class RollupSum {
     this.extended += values[EXTENDED];
     this.extensions += values[EXTENSIONS];
     this.lost += values[LOST];
+    this.unconfirmed += values[UNCONFIRMED] ?? 0;
     this.rows++;
   }
 
   /** The row to store, in {@link ROLLUP_VALUE_COLUMNS} order. */
   values(): unknown[] {
-    return [...this.sums, this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, this.ttls, this.censored), this.extended, this.extensions, this.lost];
+    return [...this.sums, this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, this.ttls, this.censored), this.extended, this.extensions, this.lost, this.unconfirmed];
   }
 
   clear(): void {
@@ -116,6 +122,7 @@ export class RollupSum {
     this.extended = 0;
     this.extensions = 0;
     this.lost = 0;
+    this.unconfirmed = 0;
     this.rows = 0;
   }
 

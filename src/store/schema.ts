@@ -168,11 +168,15 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (instance_id, source, from_ms)
   ) WITHOUT ROWID;
   `,
-  // 7 → 8: censored holds — a hold whose end was not seen (\`watch\`: the key expired; \`instrument\`: the
-  // holder never released it) is at least \`hold_us\`. Rollups keep them in their own histogram at the end
-  // of \`hists\` (see the codec); raw rows mark them. Earlier files have none marked.
+  // 7 → 8: censored holds (end not seen: \`watch\` saw the key expire, \`instrument\` saw no release) are at least
+  // \`hold_us\`: rollups keep them in a histogram at the end of \`hists\` (see the codec), raw rows mark them.
+  // Rollups count the samples \`watch\` took on a pattern it never saw released (\`unconfirmed\`).
   `
   ALTER TABLE raw_samples ADD COLUMN censored INTEGER NOT NULL DEFAULT 0;
+  -- Earlier watchers' expirations (outcome expired, wait unknown: only \`watch\` records that) were censored too.
+  UPDATE raw_samples SET censored = 1 WHERE (flags & 3) = 1 AND lost = 0 AND wait_us = -1 AND hold_us IS NOT NULL;
+  ALTER TABLE rollups       ADD COLUMN unconfirmed INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE fleet_rollups ADD COLUMN unconfirmed INTEGER NOT NULL DEFAULT 0;
   DROP VIEW samples;
   CREATE VIEW samples AS
     SELECT r.ts_ms, r.key, p.pattern, r.hold_us, r.wait_us, r.flags >> 3 AS attempts, s.ttl_ms,

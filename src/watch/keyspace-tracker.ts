@@ -3,6 +3,10 @@ import { ConfirmedPatterns } from '../sample/confirmed.js';
 import { patternCache, type PatternCache } from '../sample/pattern-cache.js';
 import type { LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
 
+import { likelyTtl } from './ttl-rounding.js';
+
+export { likelyTtl, roundingSlackCapMs } from './ttl-rounding.js';
+
 /**
  * Turns keyspace notifications into lock samples. Per key, as Redis reports it:
  * `set` (and the `expire` of its PX/EX) opens a hold; `del` ends it `released`;
@@ -43,14 +47,19 @@ interface Open {
 export interface WatchStats {
   /** Notifications read. */
   events: number;
-  /** Samples recorded, by outcome. */
+  /** Samples recorded, by outcome (expiries on patterns never released are `unconfirmed`, not here). */
   recorded: Record<Outcome, number>;
   /** Locks held now, as far as the notifications tell. */
   open: number;
   /** Keys set without a TTL, or whose TTL was removed: not locks. */
   notLocks: number;
-  /** Holds that ended by expiry or eviction on a pattern never seen released (caches, most likely): not recorded. */
+  /**
+   * Holds that ended by expiry or eviction on a pattern never seen released, not recorded: with
+   * `--match '*'` every one (caches, most likely), else the evicted ones (expired ones are `unconfirmed`).
+   */
   ignored: number;
+  /** Expirations recorded on a pattern never seen released: a lock whose every hold overruns, or a cache the glob matches. */
+  unconfirmed: number;
   /** Holds whose TTL could not be read (the key was gone before PTTL ran, and its pattern's TTL is unknown). */
   unknownTtl: number;
   /** Holds dropped because `maxOpen` were open, or because their node's connection dropped while they were open. */
@@ -65,6 +74,11 @@ export interface KeyspaceTrackerOptions {
   templates: readonly CompiledTemplate[];
   instance: string | undefined;
   maxOpen: number;
+  /**
+   * Record expirations on patterns never seen released, flagged `unconfirmed` (the lock glob is
+   * narrow: `*lock*`); with `--match '*'` they are not locks until a release is seen. @default true
+   */
+  keepUnconfirmed?: boolean;
   /** Reads a key's PTTL on the node it lives on: `key` is as shown, `keyBytes` the exact bytes to send. */
   readTtl: (node: string, db: number, key: string, keyBytes: Buffer) => Promise<number>;
 }
@@ -72,44 +86,6 @@ export interface KeyspaceTrackerOptions {
 const MAX_TTL_PATTERNS = 10_000;
 const MAX_AWAITING_PATTERNS = 1000;
 const MAX_AWAITING_PER_PATTERN = 1000;
-
-/**
- * The most the rounding in {@link likelyTtl} may add to PTTL's answer: 2 % of
- * it, and 10 ms below 500 ms. The time PTTL's answer took bounds how stale the
- * answer can be, but on a loaded host it can be many times a short TTL, and the
- * roundest value in a wide range is a power of ten: a 100 ms lock would be read
- * as 1,000 ms. The trip from the SET to the PTTL is well under a millisecond on
- * a healthy network and 5–10 ms when Redis or this process is busy (seen in CI:
- * a 100 ms TTL answered as 95), so 10 ms keeps short TTLs round on a loaded host.
- * 2 % is twice what the notification's unseen trip is allowed (1 %, at most 20 ms), so
- * a stall of hundreds of ms still rounds a TTL of tens of seconds, while a TTL
- * that is not round is never read more than 2 % (or 10 ms) high. A longer stall reads the
- * TTL low by what exceeds the cap (10,000 answered as 9,703 is recorded as
- * 9,800), never ten times too high.
- */
-export function roundingSlackCapMs(remainingMs: number): number {
-  return Math.max(MIN_ROUNDING_SLACK_MS, remainingMs * MAX_ROUNDING_SLACK_FRACTION);
-}
-
-const MAX_ROUNDING_SLACK_FRACTION = 0.02;
-const MIN_ROUNDING_SLACK_MS = 10;
-
-/**
- * The TTL a client most likely set, from PTTL's answer `remainingMs` read at
- * most `slackMs` after the SET ran: the "roundest" value (most trailing zeros)
- * in [remaining, remaining + slack], the smallest among equals — 10000 from
- * 9999, 150 from 149, 1234 from 1234. The slack is capped by
- * {@link roundingSlackCapMs}.
- */
-export function likelyTtl(remainingMs: number, slackMs: number): number {
-  const upTo = remainingMs + Math.min(Math.ceil(Math.max(0, slackMs)), Math.floor(roundingSlackCapMs(remainingMs)));
-  // The largest power of ten with a multiple in range; its smallest multiple there has the most zeros.
-  for (let p = 10 ** (Math.floor(Math.log10(Math.max(1, upTo))) + 1); p >= 10; p /= 10) {
-    const multiple = Math.ceil(Math.max(1, remainingMs) / p) * p;
-    if (multiple <= upTo) return multiple;
-  }
-  return remainingMs;
-}
 
 export class KeyspaceTracker {
   private readonly open = new Map<string, Open>();
@@ -125,6 +101,7 @@ export class KeyspaceTracker {
     recorded: { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 },
     notLocks: 0,
     ignored: 0,
+    unconfirmed: 0,
     unknownTtl: 0,
     dropped: 0,
     droppedInGaps: 0,
@@ -300,19 +277,28 @@ export class KeyspaceTracker {
       } else this.counts.unknownTtl++;
       return;
     }
+    let unconfirmed = false;
     if (outcome === 'released') this.confirmed.confirm(pattern);
     else if (!this.confirmed.has(pattern)) {
-      this.counts.ignored++;
-      return;
+      // The worst lock is never released (every hold outlives its TTL): its expirations count apart, flagged.
+      if (outcome !== 'expired' || this.options.keepUnconfirmed === false) {
+        this.counts.ignored++;
+        return;
+      }
+      unconfirmed = true;
     }
     // An expired lock was held at least its TTL in force (Redis may report the expiry later than it
     // happened); when its holder finished is not seen (a release of a missing key emits nothing): censored.
     const holdMs = outcome === 'expired' ? (o.extensions > 0 && o.expiresMs !== undefined ? o.expiresMs - o.setMs : o.ttlMs) : endMs - o.setMs;
     const sample: LockSample = { key: o.key, at: o.at, holdMs: Math.max(0, holdMs), waitMs: null, ttlMs: o.ttlMs, outcome, extensions: o.extensions };
     if (outcome === 'expired') sample.censored = true;
+    // Counted apart from the locks: they are not known to be locks.
+    if (unconfirmed) {
+      sample.unconfirmed = true;
+      this.counts.unconfirmed++;
+    } else this.counts.recorded[outcome]++;
     if (this.options.templates.length > 0) sample.pattern = pattern;
     if (this.options.instance !== undefined) sample.instance = this.options.instance;
-    this.counts.recorded[outcome]++;
     this.options.recorder.record(sample);
   }
 

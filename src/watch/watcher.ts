@@ -47,6 +47,8 @@ export class KeyspaceWatcher {
       templates: options.templates,
       instance: options.instance,
       maxOpen: options.maxOpen,
+      // A glob that matches every key matches every cache: there, only a release makes a lock.
+      keepUnconfirmed: options.match !== '*',
       readTtl: (node, db, _key, keyBytes) => this.readTtl(node, db, keyBytes),
     });
     this.settings = {

@@ -34,7 +34,7 @@ describe('ttl-advisor report', () => {
     expect(readdirSync(out)).toEqual(['ttl-report.json']);
     const report = JSON.parse(readFileSync(join(out, 'ttl-report.json'), 'utf8'));
     expect(report).toMatchObject({
-      version: 1,
+      version: 2,
       generatedAt: '2026-11-30T00:00:00.000Z',
       window: { from: expect.stringMatching(/^2026-11-28T00:0/), to: expect.stringMatching(/^2026-11-29T23:5/) },
       policy: { multiplier: 3, floorMs: 3000, stepMs: 100, cover: 'p99' },

@@ -60,6 +60,7 @@ export function patternAnalysis(pattern: string, facts: PatternFacts = {}, polic
     waitCount: holdCount,
     outcomes: { released: holdCount, expired, not_acquired: 0, error: 0, lost: 0 },
     threw: 0,
+    unconfirmed: 0,
     extended: 0,
     extensions: 0,
     ttl: { currentMs: currentTtlMs, minMs: currentTtlMs, maxMs: currentTtlMs },
@@ -96,6 +97,7 @@ export function analysisOf(patterns: PatternAnalysis[], policy: RecommendationPo
     policy,
     sources: ['samples.db'],
     patterns,
+    unconfirmed: [],
     warnings: [],
     gaps: [],
   };

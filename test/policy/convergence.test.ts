@@ -53,6 +53,8 @@ const NAMES = [
   { pattern: 'order:lock:product:{id}', key: (i: number) => `order:lock:product:${i}` },
   { pattern: 'payment:lock:order:{id}', key: (i: number) => `payment:lock:order:${i}` },
   { pattern: 'job:lock:{id}', key: (i: number) => `job:lock:${i}` },
+  // A pattern an added `job:lock:{id}` entry must not capture (it is no template).
+  { pattern: 'job:lock:global', key: () => 'job:lock:global' },
   { pattern: 'job:lock:{uuid}', key: (i: number) => `job:lock:${(0x1000_0000 + i).toString(16)}-aaaa-4bbb-8ccc-${String(i).padStart(12, '0')}` },
   { pattern: 'cart:lock:{uuid}', key: (i: number) => `cart:lock:${(0x2000_0000 + i).toString(16)}-aaaa-4bbb-8ccc-${String(i).padStart(12, '0')}` },
 ];
@@ -116,6 +118,7 @@ function analysisOf(specs: PatternSpec[], r: () => number, floorMs: number): Ana
     policy,
     sources: ['generated.db'],
     patterns,
+    unconfirmed: [],
     warnings: [],
     gaps: [],
   };

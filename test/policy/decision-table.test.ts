@@ -34,7 +34,7 @@ const ROWS: Row[] = [
       { entry: { ttlMs: 10_000 }, strict: true, check: 'fails', apply: 'lowers' },
     ],
   },
-  { says: 'under the 3 s floor, though it covers the data', cases: [{ entry: { ttlMs: 1000 }, facts: { p99Ms: 10 }, check: 'warns', apply: 'raises' }] },
+  { says: 'under the 3 s floor, though it covers the data, by `--min-change` or more', cases: [{ entry: { ttlMs: 1000 }, facts: { p99Ms: 10 }, check: 'warns', apply: 'raises' }] },
   {
     says: 'holds beyond the recommendation (the tail, hung holders)',
     cases: [

@@ -26,6 +26,18 @@ describe('TTL policy files', () => {
     expect(new TtlPolicy({ locks: {} }).ttlFor('x')).toBe(DEFAULT_POLICY_TTL_MS);
   });
 
+  it("an entry with patternOf's own placeholders is a pattern, not a template: it never captures a literal key", () => {
+    // `apply` adds entries named after the data's patterns; job:lock:{id} must not take job:lock:global's TTL.
+    const added = new TtlPolicy({ locks: { 'job:lock:{id}': { ttlMs: 3000 }, 'job:{uuid}': { ttlMs: 4000 } }, defaultTtlMs: 9000 });
+    expect(added.ttlFor('job:lock:42')).toBe(3000);
+    expect(added.ttlFor('job:lock:global')).toBe(9000);
+    expect(added.entryForPattern('job:lock:global')).toBeUndefined();
+    expect(added.ttlFor('job:7f1c0e2a-5b7e-4c1e-9d55-0c6b1f5e2a11')).toBe(4000);
+    expect(added.ttlFor('job:anything')).toBe(9000);
+    // A placeholder of the user's naming still matches any text there.
+    expect(policy.ttlFor('mail:lock:user:global')).toBe(5000);
+  });
+
   it('finds the entry for a recorded pattern, exactly or through a template', () => {
     expect(policy.entryForPattern('order:lock:product:{id}')?.pattern).toBe('order:lock:product:{id}');
     expect(policy.entryForPattern('mail:lock:user:{id}')?.pattern).toBe('mail:lock:user:{userId}');

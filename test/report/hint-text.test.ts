@@ -142,7 +142,7 @@ describe('every report words them through hint-text', () => {
 
   it('Markdown and the check comment show each warning, escaped', () => {
     const markdown = renderMarkdown(analysis);
-    const check = renderCheckMarkdown({ rows: [], fine: [], missingFromPolicy: [], noData: [], defaultTtlMs: 10_000, exitCode: 0 }, analysis);
+    const check = renderCheckMarkdown({ rows: [], fine: [], missingFromPolicy: [], noData: [], unconfirmed: [], defaultTtlMs: 10_000, exitCode: 0 }, analysis);
     for (const sentence of warningSentences(analysis)) {
       expect(markdown).toContain(`> ⚠️ ${markdownText(sentence)}`);
       expect(check).toContain(`> ⚠️ ${markdownText(sentence)}`);

@@ -45,7 +45,7 @@ describe('RESP replies', () => {
 });
 
 describe('keyspace events into samples', () => {
-  function tracker(ttls: Record<string, number>) {
+  function tracker(ttls: Record<string, number>, keepUnconfirmed = true) {
     const samples: LockSample[] = [];
     const pending: (() => void)[] = [];
     const t = new KeyspaceTracker({
@@ -53,6 +53,7 @@ describe('keyspace events into samples', () => {
       templates: [],
       instance: undefined,
       maxOpen: 100,
+      keepUnconfirmed,
       readTtl: (_n, _db, key) => new Promise((resolve) => pending.push(() => resolve(ttls[key] ?? -2))),
     });
     const answer = async () => {
@@ -95,12 +96,23 @@ describe('keyspace events into samples', () => {
     await answer();
     t.onEvent('n', 0, 'b:lock:2', 'expired', 260);
     t.onEvent('n', 0, 'b:lock:3', 'evicted', 150);
-    expect(samples.map((s) => [s.key, s.outcome, s.holdMs])).toEqual([
-      ['b:lock:1', 'released', 50],
-      ['b:lock:2', 'expired', 100],
-      ['b:lock:3', 'lost', 50],
+    // The cache's expiry is recorded apart (its pattern was never seen released); an eviction there would be ignored.
+    expect(samples.map((s) => [s.key, s.outcome, s.holdMs, s.unconfirmed === true])).toEqual([
+      ['cache:1', 'expired', 60_000, true],
+      ['b:lock:1', 'released', 50, false],
+      ['b:lock:2', 'expired', 100, false],
+      ['b:lock:3', 'lost', 50, false],
     ]);
-    expect(t.stats()).toMatchObject({ ignored: 1, notLocks: 1, open: 0 });
+    expect(t.stats()).toMatchObject({ ignored: 0, unconfirmed: 1, notLocks: 1, open: 0, recorded: { released: 1, expired: 1, lost: 1 } });
+  });
+
+  it("with keepUnconfirmed false (--match '*'), expiries on a pattern never released are ignored", async () => {
+    const { t, samples, answer } = tracker({ 'cache:1': 60_000 }, false);
+    t.onEvent('n', 0, 'cache:1', 'set', 0);
+    await answer();
+    t.onEvent('n', 0, 'cache:1', 'expired', 60_000);
+    expect(samples).toEqual([]);
+    expect(t.stats()).toMatchObject({ ignored: 1, unconfirmed: 0 });
   });
 
   it('a node lost drops and counts its open holds; nothing is invented', async () => {

@@ -36,7 +36,13 @@ export function registerApply(program: Command, io: Io): void {
       for (const warning of warningSentences(analysis)) io.stderr(`warning: ${warning}\n`);
       const { document, changes, skipped } = applyRecommendations(analysis, policy, { minChangePercent: options.minChange, minWindowMs: options.minWindow });
       // Every recommendation left out, and why: "no changes" must not read as "the data agrees".
-      const skips = skipped.map((s) => `skipped ${printable(s.pattern)} (${s.fromMs === undefined ? 'not in the file' : formatMs(s.fromMs)} → ${formatMs(s.toMs)}): ${holdReasonText(s.why, printable)}\n`).join('');
+      // Too little data makes no recommendation: no number is shown for it.
+      const skips = skipped
+        .map((s) => {
+          const from = s.fromMs === undefined ? 'not in the file' : formatMs(s.fromMs);
+          return `skipped ${printable(s.pattern)} (${s.reason === 'too-few-samples' ? from : `${from} → ${formatMs(s.toMs)}`}): ${holdReasonText(s.why, printable)}\n`;
+        })
+        .join('');
       if (changes.length === 0) {
         io.stdout(
           skipped.length === 0

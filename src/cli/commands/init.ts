@@ -39,7 +39,11 @@ export function registerInit(program: Command, io: Io): void {
       io.stdout(`wrote ${options.policy}: ${changes.length} pattern(s)\n`);
       for (const c of changes) io.stdout(`  ${printable(c.pattern)}: ${formatMs(c.toMs)}\n`);
       if (skipped.length > 0) io.stdout(`left out ${skipped.length} pattern(s), for now:\n`);
-      for (const s of skipped) io.stdout(`  ${printable(s.pattern)} (${formatMs(s.toMs)} recommended): ${holdReasonText(s.why, printable)}\n`);
+      for (const s of skipped) {
+        // Too little data makes no recommendation: no number is shown for it.
+        const recommended = s.reason === 'too-few-samples' ? 'no recommendation yet' : `${formatMs(s.toMs)} recommended`;
+        io.stdout(`  ${printable(s.pattern)} (${recommended}): ${holdReasonText(s.why, printable)}\n`);
+      }
     });
 }
 

@@ -92,7 +92,8 @@ export function registerWatch(program: Command, io: Io): void {
           const rate = ((locks - last.locks) * 1000) / (now - last.at);
           last = { at: now, locks };
           say.progress(
-            `${locks} locks (${rate.toFixed(1)}/s), ${s.open} open, ${s.recorded.expired} expired; ` +
+            `${locks} locks (${rate.toFixed(1)}/s), ${s.open} open, ${s.recorded.expired} expired` +
+              `${s.unconfirmed ? ` (${s.unconfirmed} on patterns never released)` : ''}; ` +
               `ignored ${s.ignored} not-lock expiries, ${s.notLocks} keys without TTL; dropped ${s.dropped}${s.nodesDown ? `; ${s.nodesDown} node(s) down` : ''}`,
           );
         }, options.progressMs);
@@ -116,6 +117,7 @@ export function registerWatch(program: Command, io: Io): void {
           const locks = Object.values(stats.recorded).reduce((a, b) => a + b, 0);
           say.line(
             `stopped: ${locks} locks recorded (${stats.recorded.released} released, ${stats.recorded.expired} expired, ${stats.recorded.lost} lost); ` +
+              `${stats.unconfirmed ? `${stats.unconfirmed} ${stats.unconfirmed === 1 ? 'expiry' : 'expiries'} on patterns never released recorded apart; ` : ''}` +
               `${abandoned} open at exit and ${stats.droppedInGaps} open across a lost connection not recorded` +
               `${stats.unknownTtl ? `, ${stats.unknownTtl} gone before their TTL could be read` : ''}; written ${closed?.written ?? 0}, dropped ${closed?.dropped ?? 0}`,
           );

@@ -1,6 +1,6 @@
 import type { Analysis } from '../../analyze/analyze.js';
 import { MIN_SAMPLES_FOR_P99 } from '../../analyze/confidence.js';
-import { bound } from '../../report/decision-text.js';
+import { bound, unconfirmedText } from '../../report/decision-text.js';
 import { VERDICT_LABEL } from '../../report/verdict-style.js';
 import { displayWidth, pad, printable, truncate } from '../../text.js';
 import { formatCount, formatMs } from '../../units.js';
@@ -9,7 +9,13 @@ const MAX_PATTERN_WIDTH = 48;
 
 /** A compact plain-text table for the terminal. */
 export function renderTable(analysis: Analysis): string {
-  if (analysis.patterns.length === 0) return 'No samples in the window yet.\n';
+  // Patterns watch saw only expire come first, in a sentence each: they have no statistics to tabulate.
+  const unconfirmed = analysis.unconfirmed.map((u) => `expired, never released: ${truncate(printable(u.pattern), MAX_PATTERN_WIDTH)}: ${unconfirmedText(u)}\n`).join('');
+  if (analysis.patterns.length === 0) return unconfirmed + (unconfirmed ? '' : 'No samples in the window yet.\n');
+  return unconfirmed + (unconfirmed ? '\n' : '') + patternTable(analysis);
+}
+
+function patternTable(analysis: Analysis): string {
   const header = ['pattern', 'samples', 'p99', 'current TTL', 'recommended', 'verdict'];
   const rows = analysis.patterns.map((p) => [
     truncate(printable(p.pattern), MAX_PATTERN_WIDTH),
