@@ -15,6 +15,8 @@ import { VERDICT_COLOR, VERDICT_LABEL } from './verdict-style.js';
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
 const text = (value: string) => escapeHtml(printable(value));
+/** Our own sentences: escaped, then their `code` spans (flags, commands) set as code. */
+const prose = (value: string) => text(value).replace(/`([^`]+)`/g, '<code>$1</code>');
 
 /**
  * The HTML report: a summary table, worst first, an overview chart, then one
@@ -72,7 +74,7 @@ function verdictCell(p: PatternAnalysis): string {
 /** Patterns `watch` saw only expire, never released: first, in a section of their own (they are no advice). */
 function unconfirmedSection(analysis: Analysis): string {
   if (analysis.unconfirmed.length === 0) return '';
-  const items = analysis.unconfirmed.map((u) => `<li><span class="pattern">${text(u.pattern)}</span>: ${text(unconfirmedText(u))}</li>`);
+  const items = analysis.unconfirmed.map((u) => `<li><span class="pattern">${text(u.pattern)}</span>: ${prose(unconfirmedText(u))}</li>`);
   return `<section class="unconfirmed">
 <h2>Expired, never released</h2>
 <p>Seen by <code>ttl-advisor watch</code>; their true hold times are unknown, so they get no recommendation.</p>
@@ -123,7 +125,7 @@ function formula(p: PatternAnalysis, analysis: Analysis): string {
 function notes(p: PatternAnalysis): string {
   const findings = p.decision.findings.filter((f) => SECTION_FINDINGS.has(f.kind)).map((f) => findingText(f));
   const all = [...findings, ...hintSentences(p)];
-  return all.length ? `<ul class="hints">${all.map((h) => `<li>${text(h)}</li>`).join('')}</ul>` : '';
+  return all.length ? `<ul class="hints">${all.map((h) => `<li>${prose(h)}</li>`).join('')}</ul>` : '';
 }
 
 /** Findings worth a line in a pattern's section (the verdict and the risk sentences say the rest). */

@@ -8,7 +8,7 @@ import { rateText } from './decision-text.js';
  * less than a day of data; "at least" when some holds were not seen to end.
  */
 function counted(count: number, r: Risk, rate: number, what: string, none: string): string {
-  if (count === 0) return r.lowerBound ? `${none}, of those seen to end,` : none;
+  if (count === 0) return r.lowerBound ? `${none} (of those seen to end)` : none;
   return `${r.lowerBound ? 'at least ' : ''}${formatCount(count)} ${what} (${rateText(rate, r.rate.per, r.rate.spanMs)})`;
 }
 

@@ -22,7 +22,7 @@ function patternTable(analysis: Analysis): string {
     `${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)}`,
     bound(p.holdMs.p99, p.holdLowerBound.p99),
     formatMs(p.ttl.currentMs),
-    p.decision.insufficient ? `${formatCount(p.holdCount)} of ${MIN_SAMPLES_FOR_P99} holds` : bound(p.recommendedTtlMs, p.decision.atLeast),
+    p.decision.insufficient ? `${formatCount(p.holdCount)} of ${MIN_SAMPLES_FOR_P99} hold times` : bound(p.recommendedTtlMs, p.decision.atLeast),
     VERDICT_LABEL[p.verdict] + (p.contended ? ', contended' : ''),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => displayWidth(r[i]!))));
