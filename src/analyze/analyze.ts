@@ -93,8 +93,10 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     (a, b) => compareVerdicts(a.verdict, b.verdict) || b.count - a.count || a.pattern.localeCompare(b.pattern),
   );
 
-  const fromMs = patterns.length ? Math.min(...patterns.map((p) => p.firstMs)) : 0;
-  const toMs = patterns.length ? Math.max(...patterns.map((p) => p.lastMs)) : 0;
+  // The window the data spans: locks, and patterns seen only to expire.
+  const spans = [...patterns, ...unconfirmed];
+  const fromMs = spans.length ? Math.min(...spans.map((p) => p.firstMs)) : 0;
+  const toMs = spans.length ? Math.max(...spans.map((p) => p.lastMs)) : 0;
   const warnings: AnalysisWarning[] = [...reader.notes];
   if (unreadable.size > 0) {
     warnings.push({ kind: 'unreadable-rows', rows: [...unreadable.values()].reduce((a, b) => a + b, 0), patterns: [...unreadable.keys()] });

@@ -31,7 +31,7 @@ export function markdownText(text: string): string {
 export function describeRun(analysis: Analysis): string {
   const { policy, window } = analysis;
   const rule = `TTL = max(${formatMs(policy.floorMs)}, ${policy.multiplier} × p99), rounded up to ${formatMs(policy.stepMs)}`;
-  if (analysis.patterns.length === 0) return `No samples yet · ${rule}`;
+  if (analysis.patterns.length === 0 && analysis.unconfirmed.length === 0) return `No samples yet · ${rule}`;
   return `${formatTime(window.fromMs)} → ${formatTime(window.toMs)} (${formatSpan(window.toMs - window.fromMs)}) · ${rule}`;
 }
 

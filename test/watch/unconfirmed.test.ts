@@ -111,6 +111,9 @@ describe.skipIf(!hasPythonRedis)("watch: patterns never released (the seed's Pyt
     const gh = await runCli(['check', '--policy', policy, '--db', narrow, '--format', 'github']);
     expect(gh.code).toBe(0);
     const annotations = gh.stdout.split('\n').filter((l) => l.startsWith('::') && l.includes('never released'));
+    // apply has no hold times to advise from for them, and says so rather than "every TTL matches the data".
+    const applied = await runCli(['apply', '--policy', policy, '--db', narrow, '--dry-run']);
+    expect(applied.stdout).toMatch(/^skipped overrun:lock:job:\{id\}: expired, never released — no hold times to advise from \(see the report\)$/m);
     expect(annotations).toEqual([
       `::warning file=${policy},line=3,title=overrun%3Alock%3Ajob%3A{id}%3A expired%2C never released::overrun:lock:job:{id}: 3 keys taken with a TTL of 200 ms all expired and none was released — a lock whose every hold outlives its TTL, or a cache the lock glob also matches (narrow \`--match\` to exclude it).`,
     ]);

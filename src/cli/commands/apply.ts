@@ -42,12 +42,14 @@ export function registerApply(program: Command, io: Io): void {
           const from = s.fromMs === undefined ? 'not in the file' : formatMs(s.fromMs);
           return `skipped ${printable(s.pattern)} (${s.reason === 'too-few-samples' ? from : `${from} → ${formatMs(s.toMs)}`}): ${holdReasonText(s.why, printable)}\n`;
         })
-        .join('');
+        .join('') +
+        // Patterns watch saw only expire have no hold times: nothing to write, and said so.
+        analysis.unconfirmed.map((u) => `skipped ${printable(u.pattern)}: expired, never released — no hold times to advise from (see the report)\n`).join('');
       if (changes.length === 0) {
         io.stdout(
-          skipped.length === 0
+          skips === ''
             ? `${options.policy}: no changes; every TTL matches the data.\n`
-            : `${options.policy}: no changes; ${skipped.length} recommendation(s) left out:\n${skips}`,
+            : `${options.policy}: no changes; ${skipped.length + analysis.unconfirmed.length} recommendation(s) left out:\n${skips}`,
         );
         return;
       }
