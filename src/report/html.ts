@@ -118,7 +118,8 @@ function formula(p: PatternAnalysis, analysis: Analysis): string {
   const scaled = multiplier * p.holdMs.p99;
   const coversMax = cover === 'max' && p.holdMs.max > Math.max(scaled, floorMs);
   const winner = coversMax ? `the longest hold ${formatMs(p.holdMs.max)} (--cover max)` : scaled >= floorMs ? `${multiplier} × p99 = ${bound(scaled, atLeast)}` : `the floor ${formatMs(floorMs)}`;
-  return `TTL = max(${formatMs(floorMs)}, ${multiplier} × ${bound(p.holdMs.p99, atLeast)}) → ${winner}, rounded up to ${formatMs(stepMs)} = <strong>${bound(p.recommendedTtlMs, atLeast)}</strong>`;
+  const scaledText = `${multiplier} × ${bound(p.holdMs.p99, atLeast)}`;
+  return `TTL = ${floorMs > 0 ? `max(${formatMs(floorMs)}, ${scaledText})` : scaledText} → ${winner}, rounded up to ${formatMs(stepMs)} = <strong>${bound(p.recommendedTtlMs, atLeast)}</strong>`;
 }
 
 /** The decision's findings that the table does not show (tails beyond the rule, censored holds), then the hints. */

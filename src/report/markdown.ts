@@ -30,7 +30,9 @@ export function markdownText(text: string): string {
 /** One line: the window and the policy. */
 export function describeRun(analysis: Analysis): string {
   const { policy, window } = analysis;
-  const rule = `TTL = max(${formatMs(policy.floorMs)}, ${policy.multiplier} × p99), rounded up to ${formatMs(policy.stepMs)}`;
+  // With no floor (--floor 0) the rule is the multiple alone, not "max(0 µs, …)".
+  const scaled = `${policy.multiplier} × p99`;
+  const rule = `TTL = ${policy.floorMs > 0 ? `max(${formatMs(policy.floorMs)}, ${scaled})` : scaled}, rounded up to ${formatMs(policy.stepMs)}`;
   if (analysis.patterns.length === 0 && analysis.unconfirmed.length === 0) return `No samples yet · ${rule}`;
   return `${formatTime(window.fromMs)} → ${formatTime(window.toMs)} (${formatSpan(window.toMs - window.fromMs)}) · ${rule}`;
 }
