@@ -93,8 +93,8 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     (a, b) => compareVerdicts(a.verdict, b.verdict) || b.count - a.count || a.pattern.localeCompare(b.pattern),
   );
 
-  // The window the data spans: locks, and patterns seen only to expire.
-  const spans = [...patterns, ...unconfirmed];
+  // The window the locks span (patterns seen only to expire say nothing of the locks' evidence), or theirs when alone.
+  const spans = patterns.length > 0 ? patterns : unconfirmed;
   const fromMs = spans.length ? Math.min(...spans.map((p) => p.firstMs)) : 0;
   const toMs = spans.length ? Math.max(...spans.map((p) => p.lastMs)) : 0;
   const warnings: AnalysisWarning[] = [...reader.notes];

@@ -141,7 +141,7 @@ export function checkPolicy(analysis: Analysis, policy: TtlPolicy, options: Chec
   const worstFirst = (a: CheckRow, b: CheckRow) => Number(b.failing) - Number(a.failing) || compareVerdicts(a.verdict, b.verdict) || a.pattern.localeCompare(b.pattern);
   rows.sort(worstFirst);
   missingFromPolicy.sort(worstFirst);
-  const dataPatterns = analysis.patterns.map((p) => p.pattern);
+  const dataPatterns = [...analysis.patterns, ...analysis.unconfirmed].map((p) => p.pattern);
   const unmatched = new Set(missingFromPolicy.map((r) => r.dataPattern));
   const unconfirmed = analysis.unconfirmed.map((u) => {
     const entryPattern = policy.entryForPattern(u.pattern)?.pattern;

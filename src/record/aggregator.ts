@@ -100,6 +100,11 @@ export class Aggregator {
       }
     }
     const series = this.seriesOf(key, pattern, instance);
+    // A pattern seen only to expire (a cache, perhaps) must not be mixed into {other}'s locks: dropped, counted.
+    if (unconfirmed === true && series.pattern === OVERFLOW_PATTERN) {
+      this.lastRefusal = `no room for a new pattern (maxPatterns ${this.options.maxPatterns}) for an expiry on a pattern never seen released`;
+      return FOLD.noRoom;
+    }
     const tsMs = Math.round(at);
     const bucket = tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
     let hour = series.current;

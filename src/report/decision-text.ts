@@ -110,13 +110,13 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
 }
 
 /**
- * What a pattern `watch` saw only expire says, after its name: "3 keys taken with a TTL of 200 ms
+ * What a pattern `watch` saw only expire says, after its name: "3 holds taken with a TTL of 200 ms
  * all expired and none was released — a lock whose every hold outlives its TTL, or …".
  */
 export function unconfirmedText(u: UnconfirmedPattern): string {
-  // The most common TTL: a watched TTL can read a little low on a busy host (see docs/watch.md).
-  const ttl = formatMs(u.ttl.currentMs);
-  const what = u.expired === 1 ? `1 key taken with a TTL of ${ttl} expired and was never released` : `${formatCount(u.expired)} keys taken with a TTL of ${ttl} all expired and none was released`;
+  // The most common TTL (a watched TTL can read a little low on a busy host), and how far others reached.
+  const ttl = `a TTL of ${formatMs(u.ttl.currentMs)}${u.ttl.maxMs > u.ttl.currentMs * 1.05 ? ` (up to ${formatMs(u.ttl.maxMs)})` : ''}`;
+  const what = u.expired === 1 ? `1 hold taken with ${ttl} expired and was never released` : `${formatCount(u.expired)} holds taken with ${ttl} all expired and none was released`;
   return `${what} — a lock whose every hold outlives its TTL, or a cache the lock glob also matches (narrow \`--match\` to exclude it).`;
 }
 

@@ -13,7 +13,7 @@ export function renderJson(analysis: Analysis): string {
   const report = {
     version: JSON_REPORT_VERSION,
     generatedAt: iso(analysis.generatedAtMs),
-    window: analysis.patterns.length
+    window: analysis.patterns.length || analysis.unconfirmed.length
       ? { from: iso(analysis.window.fromMs), to: iso(analysis.window.toMs) }
       : { from: null, to: null },
     policy: { ...analysis.policy },

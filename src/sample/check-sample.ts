@@ -55,7 +55,10 @@ export function refusalOf(
     if (censored !== true) return '`censored` must be a boolean';
     if (holdMs === undefined || holdMs === null) return 'a `censored` sample needs the `holdMs` it was seen held';
   }
-  if (unconfirmed !== undefined && unconfirmed !== null && typeof unconfirmed !== 'boolean') return '`unconfirmed` must be a boolean';
+  if (unconfirmed !== undefined && unconfirmed !== null && unconfirmed !== false) {
+    if (unconfirmed !== true) return '`unconfirmed` must be a boolean';
+    if (outcome !== 'expired') return 'only an `expired` sample can be `unconfirmed` (a pattern never seen released)';
+  }
   if (instance !== undefined && instance !== null && typeof instance !== 'string') return '`instance` must be a string';
   return undefined;
 }

@@ -84,12 +84,27 @@ export interface KeyspaceTrackerOptions {
 }
 
 const MAX_TTL_PATTERNS = 10_000;
+/** Patterns whose expiries are recorded before a release confirms them (a recorder keeps 1,000 patterns by default). */
+const MAX_UNCONFIRMED_PATTERNS = 50;
+
+/** A set that admits at most `max` members; a member admitted stays admitted. */
+class BoundedSet {
+  private readonly members = new Set<string>();
+  constructor(private readonly max: number) {}
+  admit(member: string): boolean {
+    if (this.members.has(member)) return true;
+    if (this.members.size >= this.max) return false;
+    this.members.add(member);
+    return true;
+  }
+}
 const MAX_AWAITING_PATTERNS = 1000;
 const MAX_AWAITING_PER_PATTERN = 1000;
 
 export class KeyspaceTracker {
   private readonly open = new Map<string, Open>();
   private readonly confirmed = new ConfirmedPatterns();
+  private readonly unconfirmedPatterns = new BoundedSet(MAX_UNCONFIRMED_PATTERNS);
   private readonly patterns: PatternCache<string>;
   /** The last TTL seen per pattern, for a hold too short for PTTL to find its key. */
   private readonly lastTtl = new Map<string, number>();
@@ -281,7 +296,8 @@ export class KeyspaceTracker {
     if (outcome === 'released') this.confirmed.confirm(pattern);
     else if (!this.confirmed.has(pattern)) {
       // The worst lock is never released (every hold outlives its TTL): its expirations count apart, flagged.
-      if (outcome !== 'expired' || this.options.keepUnconfirmed === false) {
+      // At most MAX_UNCONFIRMED_PATTERNS such patterns, so caches the glob matches cannot fill a recorder's patterns.
+      if (outcome !== 'expired' || this.options.keepUnconfirmed === false || !this.unconfirmedPatterns.admit(pattern)) {
         this.counts.ignored++;
         return;
       }

@@ -54,3 +54,20 @@ describe('the aggregator derives the same pattern as patternOf, through its fast
     expect([...counts.values()].reduce((a, b) => a + b, 0)).toBe(220_000);
   });
 });
+
+describe('an expiry on a pattern never seen released is never filed under {other}', () => {
+  it('is dropped, counted, when its pattern finds no room; the locks of {other} stay its own', () => {
+    const a = new Aggregator({ instance: 't', templates: [], maxPatterns: 1, budget: { failed: 0, slowest: 0, uniform: 0 }, rawSampleRate: 0, maxPendingRawRows: 10 });
+    const at = Date.now();
+    expect(a.fold({ key: 'order:lock:1', at, holdMs: 5, ttlMs: 3000, outcome: 'released' })).toBe(FOLD.counted);
+    expect(a.fold({ key: 'cache:lock:1', at, holdMs: 60_000, ttlMs: 60_000, outcome: 'expired', censored: true, unconfirmed: true })).toBe(FOLD.noRoom);
+    expect(a.lastRefusal).toMatch(/no room for a new pattern \(maxPatterns 1\) for an expiry on a pattern never seen released/);
+    // A released lock past the cap still goes to {other}, as before.
+    expect(a.fold({ key: 'mail:lock:1', at, holdMs: 5, ttlMs: 3000, outcome: 'released' })).toBe(FOLD.counted);
+    const rollups = a.seal(at + 1, true).batches.flatMap((b) => b.rollups);
+    expect(rollups.map((r) => [r.pattern, r.values[0], r.values[14]])).toEqual([
+      ['order:lock:{id}', 1, 0],
+      ['{other}', 1, 0],
+    ]);
+  });
+});

@@ -99,5 +99,9 @@ describe('censored holds in the store', () => {
     expect(refuse(true)).toBe('a `censored` sample needs the `holdMs` it was seen held');
     expect(refuse(true, 500)).toBeUndefined();
     expect(refuse(false)).toBeUndefined();
+    const unconfirmed = (value: unknown, outcome = 'expired') => refusalOf('k', AT, 500, 0, 500, 1, outcome, undefined, undefined, undefined, true, value);
+    expect(unconfirmed(true)).toBeUndefined();
+    expect(unconfirmed(1)).toBe('`unconfirmed` must be a boolean');
+    expect(unconfirmed(true, 'released')).toBe('only an `expired` sample can be `unconfirmed` (a pattern never seen released)');
   });
 });

@@ -106,6 +106,17 @@ describe('keyspace events into samples', () => {
     expect(t.stats()).toMatchObject({ ignored: 0, unconfirmed: 1, notLocks: 1, open: 0, recorded: { released: 1, expired: 1, lost: 1 } });
   });
 
+  it('records expiries on at most 50 patterns never released, so caches cannot fill the recorder', async () => {
+    const name = (i: number) => String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26));
+    const ttls = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`cache:${name(i)}:1`, 1000]));
+    const { t, samples, answer } = tracker(ttls);
+    for (const key of Object.keys(ttls)) t.onEvent('n', 0, key, 'set', 0);
+    await answer();
+    for (const key of Object.keys(ttls)) t.onEvent('n', 0, key, 'expired', 1000);
+    expect(samples).toHaveLength(50);
+    expect(t.stats()).toMatchObject({ unconfirmed: 50, ignored: 10 });
+  });
+
   it("with keepUnconfirmed false (--match '*'), expiries on a pattern never released are ignored", async () => {
     const { t, samples, answer } = tracker({ 'cache:1': 60_000 }, false);
     t.onEvent('n', 0, 'cache:1', 'set', 0);

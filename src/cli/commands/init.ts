@@ -38,7 +38,9 @@ export function registerInit(program: Command, io: Io): void {
       createFile(options.policy, text);
       io.stdout(`wrote ${options.policy}: ${changes.length} pattern(s)\n`);
       for (const c of changes) io.stdout(`  ${printable(c.pattern)}: ${formatMs(c.toMs)}\n`);
-      if (skipped.length > 0) io.stdout(`left out ${skipped.length} pattern(s), for now:\n`);
+      if (skipped.length + analysis.unconfirmed.length > 0) io.stdout(`left out ${skipped.length + analysis.unconfirmed.length} pattern(s), for now:\n`);
+      // Patterns watch saw only expire have no hold times to start from: listed, not written.
+      for (const u of analysis.unconfirmed) io.stdout(`  ${printable(u.pattern)} (no hold times): expired, never released — see the report\n`);
       for (const s of skipped) {
         // Too little data makes no recommendation: no number is shown for it.
         const recommended = s.reason === 'too-few-samples' ? 'no recommendation yet' : `${formatMs(s.toMs)} recommended`;

@@ -93,7 +93,7 @@ export function registerWatch(program: Command, io: Io): void {
           last = { at: now, locks };
           say.progress(
             `${locks} locks (${rate.toFixed(1)}/s), ${s.open} open, ${s.recorded.expired} expired` +
-              `${s.unconfirmed ? ` (${s.unconfirmed} on patterns never released)` : ''}; ` +
+              `${s.unconfirmed ? `, and ${s.unconfirmed} expiries on patterns never released` : ''}; ` +
               `ignored ${s.ignored} not-lock expiries, ${s.notLocks} keys without TTL; dropped ${s.dropped}${s.nodesDown ? `; ${s.nodesDown} node(s) down` : ''}`,
           );
         }, options.progressMs);
