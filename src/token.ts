@@ -25,7 +25,19 @@ export function encodeHolder(holder: string): string {
 
 /** A new token for a holder (already encoded by {@link encodeHolder}) acquiring at `nowMs`. */
 export function newToken(encodedHolder: string, nowMs: number): string {
-  return `${TOKEN_PREFIX}${encodedHolder}.${nowMs.toString(36)}.${randomUUID()}`;
+  return `${TOKEN_PREFIX}${encodedHolder}.${base36(nowMs)}.${randomUUID()}`;
+}
+
+const BASE36_LOW = 36 ** 5;
+
+/**
+ * `ms.toString(36)` for a non-negative integer, from two small integers: V8 takes a slow path
+ * for an epoch value (a heap number), ~180 ns, and a fast one for each half, ~45 ns.
+ */
+export function base36(ms: number): string {
+  const high = Math.floor(ms / BASE36_LOW);
+  const low = ms - high * BASE36_LOW;
+  return high === 0 ? low.toString(36) : high.toString(36) + low.toString(36).padStart(5, '0');
 }
 
 /** The holder and acquire time of one of our tokens; `undefined` for any other value. */
