@@ -71,3 +71,21 @@ describe('an expiry on a pattern never seen released is never filed under {other
     ]);
   });
 });
+
+describe('patternOverflow counts every sample filed under {other}', () => {
+  it('however its series was found: a key seen before, a key sharing an id prefix, a new key', () => {
+    const a = new Aggregator({ instance: 't', templates: [], maxPatterns: 1, budget: { failed: 0, slowest: 0, uniform: 0 }, rawSampleRate: 0, maxPendingRawRows: 10 });
+    const at = Date.now();
+    const lock = (key: string) => a.fold({ key, at, holdMs: 5, ttlMs: 3000, outcome: 'released' });
+    lock('order:lock:1');
+    // The same overflowed key again (the key cache), keys sharing its id prefix (the prefix cache), and a new pattern.
+    for (const key of ['mail:lock:1', 'mail:lock:1', 'mail:lock:2', 'mail:lock:3', 'cart:lock:9']) expect(lock(key)).toBe(FOLD.counted);
+    expect(a.patternOverflow).toBe(5);
+    // With the key cache full (200,000 keys of the pattern that holds the slot), overflowed keys still count.
+    for (let i = 0; i < 200_000; i++) lock(`order:lock:${i}`);
+    for (let i = 0; i < 5000; i++) lock(`mail:lock:${1000 + i}`);
+    expect(a.patternOverflow).toBe(5005);
+    const rollups = a.seal(at + 1, true).batches.flatMap((b) => b.rollups);
+    expect(rollups.find((r) => r.pattern === '{other}')!.values[0]).toBe(5005);
+  });
+});
