@@ -60,16 +60,18 @@ describe.skipIf(!hasPythonRedis)('watch: expired holds are censored, and reporte
   it('the analysis counts them as censored: p99 and max are lower bounds, the p99 has no upper bound', () => {
     const [p] = analyze([db]).patterns;
     expect(p).toMatchObject({ pattern: 'job:lock:{id}', count: 317, censored: 17, outcomes: { released: 300, expired: 17 } });
-    // 17 of 317 censored at 500 ms: more than 1 %, so the p99 falls on one of them.
-    expect(p!.holdMs.p99).toBeCloseTo(500, -1);
+    // 17 of 317 censored at 500 ms (as read: a loaded host can read a TTL a little low): more than 1 %, so the p99 falls on one.
+    expect(p!.holdMs.p99).toBeGreaterThan(450);
+    expect(p!.holdMs.p99).toBeLessThanOrEqual(500.5);
     expect(p!.holdLowerBound).toMatchObject({ p99: true, max: true, p50: false });
     expect(p!.p99CeilingMs).toBeNull();
     // The raw rows say which holds were censored.
     const file = openForReading(db);
     try {
-      const rows = file.prepare("SELECT outcome, censored, hold_us FROM samples WHERE outcome = 'expired'").all() as { censored: number; hold_us: number }[];
+      const rows = file.prepare("SELECT outcome, censored, hold_us, ttl_ms FROM samples WHERE outcome = 'expired'").all() as { censored: number; hold_us: number; ttl_ms: number }[];
       expect(rows).toHaveLength(17);
-      expect(rows.every((r) => r.censored === 1 && Math.abs(r.hold_us - 500_000) <= 10_000)).toBe(true);
+      // Each held exactly the TTL read for it, at least 450 ms of the 500 (never more).
+      expect(rows.every((r) => r.censored === 1 && r.hold_us === r.ttl_ms * 1000 && r.ttl_ms > 450 && r.ttl_ms <= 500)).toBe(true);
     } finally {
       file.close();
     }
@@ -80,12 +82,12 @@ describe.skipIf(!hasPythonRedis)('watch: expired holds are censored, and reporte
     const { code } = await runCli(['report', '--db', db, '--out', out]);
     expect(code).toBe(0);
     const md = readFileSync(join(out, 'ttl-report.md'), 'utf8');
-    expect(md).toMatch(/^\| `job:lock:\{id\}` \| 317 \| ≥ 500 ms \| 500 ms \| \*\*≥ 3 s\*\* \| 🔴 17 expired \|$/m);
-    expect(md).toMatch(/17 hold\(s\) were not seen to end .*p99 ≥ 500 ms and the recommendation is at least 3 s; more than 1 % of holds were not seen to end, so the p99 has no upper bound\. Record through `withLock` or `instrument`/);
+    expect(md).toMatch(/^\| `job:lock:\{id\}` \| 317 \| ≥ (4\d\d|500) ms \| 500 ms \| \*\*≥ 3 s\*\* \| 🔴 17 expired \|$/m);
+    expect(md).toMatch(/17 hold\(s\) were not seen to end .*p99 ≥ (4\d\d|500) ms and the recommendation is at least 3 s; more than 1 % of holds were not seen to end, so the p99 has no upper bound\. Record through `withLock` or `instrument`/);
     const json = JSON.parse(readFileSync(join(out, 'ttl-report.json'), 'utf8'));
     expect(json.patterns[0]).toMatchObject({ p99IsLowerBound: true, censored: 17, p99CeilingMs: null, recommendation: { atLeast: true } });
     const html = readFileSync(join(out, 'ttl-report.html'), 'utf8');
-    expect(html).toContain('<td>≥ 500 ms</td>');
+    expect(html).toMatch(/<td>≥ (4\d\d|500) ms<\/td>/);
   });
 
   it('check with a 600 ms policy does not call them covered', async () => {
@@ -94,7 +96,7 @@ describe.skipIf(!hasPythonRedis)('watch: expired holds are censored, and reporte
     const { code, stdout } = await runCli(['check', '--policy', policy, '--db', db]);
     // Before the fix: "✅ 17 expiration(s) … covered by the policy's TTL". Now they fail the check, never covered.
     expect(stdout).not.toMatch(/covered by the policy's TTL/);
-    expect(stdout).toMatch(/^\| `job:lock:\{id\}` \| 600 ms \| \*\*≥ 3 s\*\* \| .* \| 317 \| ≥ 500 ms \| 17 \| 🔴 expired · \*\*fails the check\*\* \|$/m);
+    expect(stdout).toMatch(/^\| `job:lock:\{id\}` \| 600 ms \| \*\*≥ 3 s\*\* \| .* \| 317 \| ≥ (4\d\d|500) ms \| 17 \| 🔴 expired · \*\*fails the check\*\* \|$/m);
     expect(stdout).toMatch(/17 lock\(s\) expired while the critical section still ran \(TTL 500 ms in use\); they were not seen to end \(each held at least its TTL\), so the recommended 3 s is the least they need\./);
     expect(code).toBe(1);
     const json = JSON.parse((await runCli(['check', '--policy', policy, '--db', db, '--format', 'json'])).stdout);

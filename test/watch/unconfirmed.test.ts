@@ -75,23 +75,29 @@ describe.skipIf(!hasPythonRedis)("watch: patterns never released (the seed's Pyt
     const analysis = analyze([narrow]);
     expect(analysis.patterns.map((p) => p.pattern)).toEqual(['ok:lock:job:{id}']);
     expect(analysis.unconfirmed).toMatchObject([
-      { pattern: 'overrun:lock:job:{id}', expired: 3, ttl: { currentMs: 200 } },
-      { pattern: 'cache:lock:user:{id}', expired: 1, ttl: { currentMs: 1000 } },
+      { pattern: 'overrun:lock:job:{id}', expired: 3 },
+      { pattern: 'cache:lock:user:{id}', expired: 1 },
     ]);
+    // The TTLs as read (a loaded host can read a short TTL a little low, never high).
+    const [overrunTtl, cacheTtl] = analysis.unconfirmed.map((u) => u.ttl.currentMs);
+    expect(overrunTtl).toBeGreaterThan(180);
+    expect(overrunTtl).toBeLessThanOrEqual(200);
+    expect(cacheTtl).toBeGreaterThan(980);
+    expect(cacheTtl).toBeLessThanOrEqual(1000);
     const out = join(dir, 'report');
     const { code, stdout } = await runCli(['report', '--db', narrow, '--out', out]);
     expect(code).toBe(0);
-    expect(stdout).toContain(
-      'expired, never released: overrun:lock:job:{id}: 3 holds taken with a TTL of 200 ms all expired and none was released — a lock whose every hold outlives its TTL, or a cache the lock glob also matches (narrow `--match` to exclude it).',
+    expect(stdout).toMatch(
+      /^expired, never released: overrun:lock:job:\{id\}: 3 holds taken with a TTL of \d{2,3} ms all expired and none was released — a lock whose every hold outlives its TTL, or a cache the lock glob also matches \(narrow `--match` to exclude it\)\.$/m,
     );
-    expect(stdout).toContain('expired, never released: cache:lock:user:{id}: 1 hold taken with a TTL of 1 s expired and was never released');
+    expect(stdout).toMatch(/^expired, never released: cache:lock:user:\{id\}: 1 hold taken with a TTL of (1 s|9\d\d ms) expired and was never released/m);
     const md = readFileSync(join(out, 'ttl-report.md'), 'utf8');
-    expect(md).toMatch(/^\*\*🔴 Expired, never released\*\*.*\n\n- `overrun:lock:job:\{id\}`: 3 holds taken with a TTL of 200 ms all expired and none was released — /m);
+    expect(md).toMatch(/^\*\*🔴 Expired, never released\*\*.*\n\n- `overrun:lock:job:\{id\}`: 3 holds taken with a TTL of \d{2,3} ms all expired and none was released — /m);
     const html = readFileSync(join(out, 'ttl-report.html'), 'utf8');
     expect(html.indexOf('<section class="unconfirmed">')).toBeGreaterThan(0);
-    expect(html).toContain('<span class="pattern">overrun:lock:job:{id}</span>: 3 holds taken with a TTL of 200 ms all expired');
+    expect(html).toMatch(/<span class="pattern">overrun:lock:job:\{id\}<\/span>: 3 holds taken with a TTL of \d{2,3} ms all expired/);
     const json = JSON.parse(readFileSync(join(out, 'ttl-report.json'), 'utf8'));
-    expect(json.unconfirmed[0]).toMatchObject({ pattern: 'overrun:lock:job:{id}', expired: 3, ttlMs: 200 });
+    expect(json.unconfirmed[0]).toMatchObject({ pattern: 'overrun:lock:job:{id}', expired: 3, ttlMs: overrunTtl });
   });
 
   it("under --match '*' the strict rule holds: nothing never released is a lock", () => {
@@ -107,16 +113,17 @@ describe.skipIf(!hasPythonRedis)("watch: patterns never released (the seed's Pyt
     expect(md.code).toBe(0);
     // Two never released, and the released lock's pattern, which the policy lacks.
     expect(md.stdout.split('\n')[0]).toBe('### ttl-advisor check: passes, with warnings ⚠️ — 3 to look at');
-    expect(md.stdout).toMatch(/^- `cache:lock:user:\{id\}`: 1 hold taken with a TTL of 1 s expired and was never released/m);
+    expect(md.stdout).toMatch(/^- `cache:lock:user:\{id\}`: 1 hold taken with a TTL of (1 s|9\d\d ms) expired and was never released/m);
     const gh = await runCli(['check', '--policy', policy, '--db', narrow, '--format', 'github']);
     expect(gh.code).toBe(0);
     const annotations = gh.stdout.split('\n').filter((l) => l.startsWith('::') && l.includes('never released'));
     // apply has no hold times to advise from for them, and says so rather than "every TTL matches the data".
     const applied = await runCli(['apply', '--policy', policy, '--db', narrow, '--dry-run']);
     expect(applied.stdout).toMatch(/^skipped overrun:lock:job:\{id\}: expired, never released — no hold times to advise from \(see the report\)$/m);
-    expect(annotations).toEqual([
-      `::warning file=${policy},line=3,title=overrun%3Alock%3Ajob%3A{id}%3A expired%2C never released::overrun:lock:job:{id}: 3 holds taken with a TTL of 200 ms all expired and none was released — a lock whose every hold outlives its TTL, or a cache the lock glob also matches (narrow \`--match\` to exclude it).`,
-    ]);
+    expect(annotations).toHaveLength(1);
+    expect(annotations[0]).toMatch(
+      /^::warning file=[^,]+,line=3,title=overrun%3Alock%3Ajob%3A\{id\}%3A expired%2C never released::overrun:lock:job:\{id\}: 3 holds taken with a TTL of \d{2,3} ms all expired and none was released — a lock whose every hold outlives its TTL, or a cache the lock glob also matches \(narrow `--match` to exclude it\)\.$/,
+    );
   });
 });
 

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StreamCollector, analyze, renderJson, withLock, type PatternAnalysis } from '../../src/index.js';
 import { hintSentences } from '../../src/report/hint-text.js';
 import { hasPythonRedis, startChild } from '../helpers/child.js';
+import { queryDb } from '../helpers/db.js';
 import { runCli } from '../helpers/cli.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
 import { freePort, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -169,8 +170,13 @@ describe('ttl-advisor watch: clients in any language', () => {
     expect(stock.ttl.currentMs).toBe(2000);
     const orderP99 = p99([...results[0]!.holds, ...results[2]!.holds]);
     expect(Math.abs(order.holdMs.p99 - orderP99)).toBeLessThanOrEqual(0.05 * orderP99 + 3);
-    // stock's p99 is the overrun's 100 ms TTL among 61; compare the 60 released holds' tail through the histogram's max below it
-    expect(stock.holdMs.max).toBeCloseTo(100, 0);
+    // The overrun's hold is its TTL as read (censored: its end unseen). On a loaded host PTTL's answer can come late
+    // and read a short TTL a little low (docs/watch.md: never high); the hold is whatever TTL was read.
+    const [overrun] = queryDb<{ hold_us: number; ttl_ms: number; censored: number }>(db, "SELECT hold_us, ttl_ms, censored FROM samples WHERE key = 'stock:lock:sku:9999'");
+    expect(overrun).toMatchObject({ hold_us: overrun!.ttl_ms * 1000, censored: 1 });
+    expect(overrun!.ttl_ms).toBeGreaterThanOrEqual(80);
+    expect(overrun!.ttl_ms).toBeLessThanOrEqual(100);
+    expect(stock.holdMs.max).toBeCloseTo(overrun!.ttl_ms, 0);
   }, 60_000);
 
   it('our withLock, node-redlock and redis-semaphore at the same time', async () => {
