@@ -1,6 +1,6 @@
 import { MAX_TTL_MS } from '../units.js';
 import { MIN_SAMPLES_FOR_P99 } from './confidence.js';
-import { TOO_LONG_FACTOR, type RecommendationPolicy } from './recommend.js';
+import type { RecommendationPolicy } from './recommend.js';
 import { rateOf } from './risk.js';
 import { verdictFor, type Verdict } from './verdict.js';
 
@@ -133,13 +133,11 @@ export interface DecisionFacts {
   expiredHoldsMs?: number[];
 }
 
-type PatternAnalysis = DecisionFacts;
-
 /** The shape of a recommendation this module needs: the rule's floor, step and multiplier. */
 export type RulePolicy = Pick<RecommendationPolicy, 'floorMs' | 'stepMs' | 'multiplier'>;
 
 /** The decision for one pattern's data and one TTL. */
-export function decide(p: PatternAnalysis, judged: JudgedTtl, rule: RulePolicy, options: DecisionOptions = DECISION_DEFAULTS): Decision {
+export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, options: DecisionOptions = DECISION_DEFAULTS): Decision {
   const ttlMs = judged.ttlMs;
   const recommendedTtlMs = judged.coverMs === undefined ? p.recommendedTtlMs : Math.max(p.recommendedTtlMs, roundUp(judged.coverMs, rule.stepMs));
   const insufficient = p.holdCount < MIN_SAMPLES_FOR_P99;
@@ -228,9 +226,9 @@ export function decide(p: PatternAnalysis, judged: JudgedTtl, rule: RulePolicy, 
  * (a lower TTL another member needs, or nothing because another is held) is
  * held with the reason — so its row fails only where `apply` acts.
  */
-export function decideEntry(members: readonly PatternAnalysis[], judged: JudgedTtl, rule: RulePolicy, options: DecisionOptions = DECISION_DEFAULTS): { decisions: Decision[]; apply: ApplyStep } {
+export function decideEntry(members: readonly DecisionFacts[], judged: JudgedTtl, rule: RulePolicy, options: DecisionOptions = DECISION_DEFAULTS): { decisions: Decision[]; apply: ApplyStep; neediest: number } {
   const decisions = members.map((p) => decide(p, judged, rule, options));
-  if (decisions.length === 1) return { decisions, apply: decisions[0]!.apply };
+  if (decisions.length === 1) return { decisions, apply: decisions[0]!.apply, neediest: 0 };
   let neediest = 0;
   decisions.forEach((d, i) => void (d.recommendedTtlMs > decisions[neediest]!.recommendedTtlMs && (neediest = i)));
   const writes = decisions.flatMap((d) => (d.apply.kind === 'write' ? [d.apply.toMs] : []));
@@ -249,11 +247,11 @@ export function decideEntry(members: readonly PatternAnalysis[], judged: JudgedT
     // Only a move apply makes may fail the check; a held one is a warning that names why.
     return { ...d, apply: { kind: 'hold', toMs: d.apply.toMs, why }, level: d.level === 'fail' && d.verdict !== 'expired' ? 'warn' : d.level, findings: [...d.findings, { kind: 'held', fromMs: judged.ttlMs, toMs: d.apply.toMs, why, advice: !d.insufficient }] };
   });
-  return { decisions: reconciled, apply };
+  return { decisions: reconciled, apply, neediest };
 }
 
 /** What `apply` does with one pattern's TTL, on the evidence rules. */
-function applyStep(p: PatternAnalysis, judged: JudgedTtl, toMs: number, verdict: Verdict, o: DecisionOptions): ApplyStep {
+function applyStep(p: DecisionFacts, judged: JudgedTtl, toMs: number, verdict: Verdict, o: DecisionOptions): ApplyStep {
   const fromMs = judged.ttlMs;
   if (fromMs === toMs && judged.source !== 'default') return { kind: 'keep' };
   const hold = (why: HoldReason): ApplyStep => ({ kind: 'hold', toMs, why });
@@ -274,7 +272,7 @@ function applyStep(p: PatternAnalysis, judged: JudgedTtl, toMs: number, verdict:
  * recommendation covers is fixable; the rest is the tail. A censored hold (its
  * end unseen) or one without a raw row cannot be judged: never called covered.
  */
-export function splitExpirations(p: PatternAnalysis, ttlMs: number, recommendedTtlMs: number): Expirations {
+export function splitExpirations(p: DecisionFacts, ttlMs: number, recommendedTtlMs: number): Expirations {
   const total = p.outcomes.expired;
   const result: Expirations = { total, covered: 0, fixable: 0, beyond: 0, unseen: 0 };
   if (total === 0) return result;
@@ -298,7 +296,7 @@ export function splitExpirations(p: PatternAnalysis, ttlMs: number, recommendedT
 }
 
 /** Holds beyond the recommended TTL, as a finding; none when there are none. */
-function tailOf(p: PatternAnalysis, recommendedTtlMs: number, expired: number, multiplier: number): Extract<Finding, { kind: 'tail' }> | undefined {
+function tailOf(p: DecisionFacts, recommendedTtlMs: number, expired: number, multiplier: number): Extract<Finding, { kind: 'tail' }> | undefined {
   const holds = holdsOver(p, recommendedTtlMs);
   if (holds === 0 && expired === 0) return undefined;
   const spanMs = Math.max(0, p.lastMs - p.firstMs);
@@ -313,7 +311,7 @@ function tailOf(p: PatternAnalysis, recommendedTtlMs: number, expired: number, m
  * bucket (never below the true count; see `holdsAbove`), and the censored ones seen held at least
  * that long (a lower bound of those that did).
  */
-export function holdsOver(p: PatternAnalysis, thresholdMs: number): number {
+export function holdsOver(p: DecisionFacts, thresholdMs: number): number {
   let count = 0;
   for (const [ms, n, censored] of p.holdTail) if (censored ? ms >= thresholdMs : Math.min(ms, p.holdMs.max) > thresholdMs) count += n;
   return count;
@@ -322,6 +320,3 @@ export function holdsOver(p: PatternAnalysis, thresholdMs: number): number {
 function roundUp(ms: number, stepMs: number): number {
   return Math.min(Math.ceil(ms / stepMs - 1e-9) * stepMs, MAX_TTL_MS);
 }
-
-/** A TTL more than this many times the recommendation is too long (re-exported for the decision table). */
-export { TOO_LONG_FACTOR };

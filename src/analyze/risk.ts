@@ -77,7 +77,7 @@ export function riskOf(
 }
 
 /** Censored holds seen held at least `thresholdMs` (each bucket's lowest value, clamped to the exact min). */
-export function heldAtLeast(censored: DenseHistogram, thresholdMs: number): number {
+function heldAtLeast(censored: DenseHistogram, thresholdMs: number): number {
   if (censored.totalCount === 0) return 0;
   let count = 0;
   censored.forEachBucket((index, n) => {

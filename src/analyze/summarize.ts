@@ -214,7 +214,7 @@ export function summarize(
   });
   censored.forEachBucket((index, n) => void holdTail.push([Math.max(lowestValueAt(index), censored.minValue) / 1000, n, true]));
 
-  const summary: PatternAnalysis = {
+  const summary: Omit<PatternAnalysis, 'verdict' | 'decision'> = {
     pattern,
     count,
     holdCount,
@@ -242,8 +242,6 @@ export function summarize(
     p99UpperBoundMs,
     neededMs,
     recommendedTtlMs,
-    verdict: 'ok',
-    decision: undefined as unknown as Decision,
     holdTail,
     hints,
     contended,
@@ -255,9 +253,8 @@ export function summarize(
   };
   if (outcomes.expired > 0) summary.expiredHoldsMs = expiredHolds();
   // The report's verdict is the decision for the TTL in use: the same function `check` and `apply` take.
-  summary.decision = decide(summary, { ttlMs: ttl.currentMs, source: 'in-use' }, policy);
-  summary.verdict = summary.decision.verdict;
-  return summary;
+  const decision = decide(summary, { ttlMs: ttl.currentMs, source: 'in-use' }, policy);
+  return { ...summary, verdict: decision.verdict, decision };
 }
 
 /** A decode target that adds into two histograms. */

@@ -52,15 +52,14 @@ export function applyRecommendations(
   const added: [string, number][] = [];
   for (const members of byEntry(analysis, policy).values()) {
     const { entryPattern, judged } = judgedTtl(policy, members[0]!.pattern);
-    const { decisions, apply } = decideEntry(members, judged, analysis.policy, o);
+    const { decisions, apply, neediest } = decideEntry(members, judged, analysis.policy, o);
     const fromMs = entryPattern === undefined ? undefined : judged.ttlMs;
-    const neediest = members[decisions.reduce((best, d, i) => (d.recommendedTtlMs > decisions[best]!.recommendedTtlMs ? i : best), 0)]!;
     decisions.forEach((d, i) => {
       const pattern = entryPattern ?? members[i]!.pattern;
       // One line per recommendation left out, with its reason: held, or below what a shared entry gets.
       if (d.apply.kind === 'hold') skipped.push({ pattern, fromMs, toMs: d.apply.toMs, reason: d.apply.why.kind, why: d.apply.why });
       else if (d.apply.kind === 'write' && d.recommendedTtlMs < d.apply.toMs) {
-        const why = { kind: 'shared-entry', other: neediest.pattern, otherMs: d.apply.toMs } as const;
+        const why = { kind: 'shared-entry', other: members[neediest]!.pattern, otherMs: d.apply.toMs } as const;
         skipped.push({ pattern, fromMs, toMs: d.recommendedTtlMs, reason: why.kind, why });
       }
     });

@@ -19,7 +19,7 @@ export function closestPattern(pattern: string, candidates: readonly string[]): 
 }
 
 /** Levenshtein distance of two strings, or `cap` as soon as it reaches it (patterns are short). */
-export function editDistance(a: string, b: string, cap = Number.POSITIVE_INFINITY): number {
+function editDistance(a: string, b: string, cap = Number.POSITIVE_INFINITY): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];

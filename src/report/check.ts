@@ -38,7 +38,7 @@ function tableRow(row: CheckRow): string {
 }
 
 /** The sentences that explain a row: every finding, the user's strings escaped. */
-export function rowSentences(row: CheckRow): string {
+function rowSentences(row: CheckRow): string {
   return row.decision.findings.map((f) => findingText(f, markdownText)).join(' ');
 }
 

@@ -120,12 +120,6 @@ export function unconfirmedText(u: UnconfirmedPattern): string {
   return `${what} — a lock whose every hold outlives its TTL, or a cache the lock glob also matches (narrow \`--match\` to exclude it).`;
 }
 
-/** The sentence that says why a row has its level: its first finding (every non-info decision has one). */
-export function decisionReason(d: Decision, text?: (s: string) => string): string {
-  const first = d.findings[0];
-  return first ? findingText(first, text) : 'The TTL matches the data.';
-}
-
 /** What the recommendation column shows: `≥ 3 s` for a lower bound; for too little data, the need instead. */
 export function recommendationText(d: Decision, holdCount: number, neededCount: number): { text: string; advice: boolean } {
   if (d.insufficient) return { text: `${formatCount(holdCount)} of ${formatCount(neededCount)} hold times`, advice: false };
