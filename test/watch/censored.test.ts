@@ -9,6 +9,7 @@ import { hasPythonRedis, startChild } from '../helpers/child.js';
 import { runCli } from '../helpers/cli.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
+import { startWatch } from '../helpers/watch-cli.js';
 
 /**
  * Issue 23's second scenario: `watch` cannot see when a holder whose lock
@@ -18,7 +19,6 @@ import { tempDir } from '../helpers/temp.js';
  * 500 ms TTL: 300 short sections released, 17 that run 600–800 ms.
  */
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const overrunLock = fileURLToPath(new URL('../helpers/overrun_lock.py', import.meta.url));
 const dir = tempDir();
 const running: ChildProcess[] = [];
@@ -38,7 +38,7 @@ describe.skipIf(!hasPythonRedis)('watch: expired holds are censored, and reporte
   const db = join(dir, 'overrun.db');
 
   beforeAll(async () => {
-    const w = startChild(process.execPath, ['--import', 'tsx', cli, 'watch', '--redis', server.url, '--db', db, '--configure', '--progress-ms', '500'], running);
+    const w = startWatch(server.url, db, running, '--configure', '--progress-ms', '500');
     await w.said('subscribed on 1 node');
     const run = (...args: string[]) => startChild('/usr/bin/python3', [overrunLock, String(server.port), 'job:lock:', '500', ...args], running);
     // 300 short sections (released: the pattern is a lock), and 17 that outlive the 500 ms TTL, in three workers.

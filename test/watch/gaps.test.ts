@@ -1,14 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { analyze, renderJson, renderMarkdown } from '../../src/index.js';
 import { warningSentences } from '../../src/report/hint-text.js';
 import { openForReading } from '../../src/store/schema.js';
-import { startChild } from '../helpers/child.js';
 import { useOwnRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
+import { startWatch } from '../helpers/watch-cli.js';
 
 /**
  * Issue 22, item 2: when Redis disconnects the watcher's subscriber (its pubsub
@@ -17,7 +16,6 @@ import { tempDir } from '../helpers/temp.js';
  * file, and the report marks those hours' counts as lower bounds.
  */
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const dir = tempDir();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const running: ChildProcess[] = [];
@@ -37,7 +35,7 @@ afterEach(async () => {
 });
 
 function watch(db: string) {
-  return startChild(process.execPath, ['--import', 'tsx', cli, 'watch', '--redis', server.url, '--db', db, '--progress-ms', '500'], running);
+  return startWatch(server.url, db, running, '--progress-ms', '500');
 }
 
 /** `n` locks, 2,000 at a time: taken, held 30 ms (so the watcher reads their TTL), released; keys long enough to fill buffers fast. */

@@ -9,6 +9,7 @@ import { hasPythonRedis, startChild } from '../helpers/child.js';
 import { runCli } from '../helpers/cli.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
+import { startWatch } from '../helpers/watch-cli.js';
 
 /**
  * Issue 25: the worst lock — every hold outlives its TTL, so its holder's
@@ -18,7 +19,6 @@ import { tempDir } from '../helpers/temp.js';
  * them to the pattern; `--match '*'` keeps the strict rule (caches everywhere).
  */
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const overrunLock = fileURLToPath(new URL('../helpers/overrun_lock.py', import.meta.url));
 const dir = tempDir();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 function watch(db: string, ...more: string[]) {
-  return startChild(process.execPath, ['--import', 'tsx', cli, 'watch', '--redis', server.url, '--db', db, '--progress-ms', '500', ...more], running);
+  return startWatch(server.url, db, running, '--progress-ms', '500', ...more);
 }
 
 async function stop(w: ReturnType<typeof watch>): Promise<void> {

@@ -14,6 +14,7 @@ import { runCli } from '../helpers/cli.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
 import { freePort, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
+import { startWatch } from '../helpers/watch-cli.js';
 
 /**
  * `ttl-advisor watch` against a redis-server of its own (it changes its
@@ -45,7 +46,7 @@ afterAll(async () => {
 });
 
 function watch(url: string, db: string, ...more: string[]) {
-  return startChild(process.execPath, ['--import', 'tsx', cli, 'watch', '--redis', url, '--db', db, '--progress-ms', '500', ...more], running);
+  return startWatch(url, db, running, '--progress-ms', '500', ...more);
 }
 
 /** Stops a watcher the way an operator does, and returns its last line. */
