@@ -25,6 +25,8 @@ export interface SkippedChange {
   toMs: number;
   reason: HoldReason['kind'];
   why: HoldReason;
+  /** Too few hold times for a p99 claim: `toMs` is no recommendation (reports show the need, not the number). */
+  noRecommendation: boolean;
 }
 
 export const DEFAULT_APPLY_MIN_CHANGE_PERCENT = DECISION_DEFAULTS.minChangePercent;
@@ -57,10 +59,10 @@ export function applyRecommendations(
     decisions.forEach((d, i) => {
       const pattern = entryPattern ?? members[i]!.pattern;
       // One line per recommendation left out, with its reason: held, or below what a shared entry gets.
-      if (d.apply.kind === 'hold') skipped.push({ pattern, fromMs, toMs: d.apply.toMs, reason: d.apply.why.kind, why: d.apply.why });
+      if (d.apply.kind === 'hold') skipped.push({ pattern, fromMs, toMs: d.apply.toMs, reason: d.apply.why.kind, why: d.apply.why, noRecommendation: d.insufficient });
       else if (d.apply.kind === 'write' && d.recommendedTtlMs < d.apply.toMs) {
         const why = { kind: 'shared-entry', other: members[neediest]!.pattern, otherMs: d.apply.toMs } as const;
-        skipped.push({ pattern, fromMs, toMs: d.recommendedTtlMs, reason: why.kind, why });
+        skipped.push({ pattern, fromMs, toMs: d.recommendedTtlMs, reason: why.kind, why, noRecommendation: d.insufficient });
       }
     });
     if (apply.kind !== 'write') continue;

@@ -88,6 +88,7 @@ describe('apply: what it writes', () => {
           toMs: 3000,
           reason: 'shared-entry',
           why: { kind: 'shared-entry', other: 'job:lock:{uuid}', otherMs: 12_000 },
+          noRecommendation: false,
         },
       ]);
       expect(checkPolicy(analysis, new TtlPolicy(document)).exitCode).toBe(0);
@@ -121,6 +122,9 @@ describe('apply: the evidence rules, each with its reason', () => {
     expect(applyOne({ ttlMs: 2000, pinned: true }).skipped[0]).toMatchObject({ reason: 'pinned', why: { kind: 'pinned', reason: undefined } });
     // Pinned says why first, whatever else the data lacks.
     expect(applyOne({ ttlMs: 2000, pinned: true }, { holdCount: 5, spanMs: HOUR_MS }).skipped[0]!.reason).toBe('pinned');
+    // Pinned and too little data: the number it left out is no recommendation, and is marked so.
+    expect(applyOne({ ttlMs: 2000, pinned: true }, { holdCount: 5 }).skipped[0]!.noRecommendation).toBe(true);
+    expect(applyOne({ ttlMs: 2000, pinned: true }).skipped[0]!.noRecommendation).toBe(false);
   });
 
   it('too few hold times for a p99 claim: no move, in the file or out of it', () => {

@@ -40,7 +40,7 @@ export function registerApply(program: Command, io: Io): void {
       const skips = skipped
         .map((s) => {
           const from = s.fromMs === undefined ? 'not in the file' : formatMs(s.fromMs);
-          return `skipped ${printable(s.pattern)} (${s.reason === 'too-few-samples' ? from : `${from} → ${formatMs(s.toMs)}`}): ${holdReasonText(s.why, printable)}\n`;
+          return `skipped ${printable(s.pattern)} (${s.noRecommendation ? from : `${from} → ${formatMs(s.toMs)}`}): ${holdReasonText(s.why, printable)}\n`;
         })
         .join('') +
         // Patterns watch saw only expire have no hold times: nothing to write, and said so.

@@ -43,7 +43,7 @@ export function registerInit(program: Command, io: Io): void {
       for (const u of analysis.unconfirmed) io.stdout(`  ${printable(u.pattern)} (no hold times): expired, never released — see the report\n`);
       for (const s of skipped) {
         // Too little data makes no recommendation: no number is shown for it.
-        const recommended = s.reason === 'too-few-samples' ? 'no recommendation yet' : `${formatMs(s.toMs)} recommended`;
+        const recommended = s.noRecommendation ? 'no recommendation yet' : `${formatMs(s.toMs)} recommended`;
         io.stdout(`  ${printable(s.pattern)} (${recommended}): ${holdReasonText(s.why, printable)}\n`);
       }
     });
