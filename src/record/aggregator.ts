@@ -8,7 +8,7 @@ import { PatternCache } from '../sample/pattern-cache.js';
 import { OUTCOME_CODE, type LockSample, type ObservationGap } from '../sample/sample.js';
 import type { WarnOnce } from '../sample/warn-once.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
-import { PatternHour, Series } from './pattern-hour.js';
+import { LeaseFold, PatternHour, Series } from './pattern-hour.js';
 import { markWritten, type RawBudget } from './raw-budget.js';
 
 export interface AggregatorOptions {
@@ -91,9 +91,9 @@ export class Aggregator {
 
   /** Folds one sample; returns a {@link FOLD} code. Never throws on a hostile sample (a throwing getter is the caller's to catch). */
   fold(sample: LockSample): number {
-    const { key, at, holdMs, waitMs, ttlMs, attempts, outcome, threw, pattern, instance, extensions, censored, unconfirmed } = sample;
+    const { key, at, holdMs, waitMs, ttlMs, attempts, outcome, threw, pattern, instance, extensions, censored, unconfirmed, renewal } = sample;
     if (!isTrustedSample(sample)) {
-      const refusal = refusalOf(key, at, holdMs, waitMs, ttlMs, attempts, outcome, pattern, instance, extensions, censored, unconfirmed);
+      const refusal = refusalOf(key, at, holdMs, waitMs, ttlMs, attempts, outcome, pattern, instance, extensions, censored, unconfirmed, renewal);
       if (refusal !== undefined) {
         this.lastRefusal = refusal;
         return FOLD.invalid;
@@ -141,6 +141,7 @@ export class Aggregator {
       hour.extended++;
       hour.extensions += extended;
     }
+    if (renewal !== undefined && renewal !== null) (hour.lease ??= new LeaseFold()).fold(renewal);
     if (ttl === hour.ttl) hour.ttlCount++;
     else if (hour.ttlCount === 0) {
       hour.ttl = ttl;

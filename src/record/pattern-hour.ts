@@ -1,8 +1,47 @@
-import { encodeRollup } from '../store/histogram/codec.js';
+import { LEASE_LIBRARIES, type RenewalTimings } from '../sample/sample.js';
+import { encodeRollup, type LeaseParts } from '../store/histogram/codec.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
 import type { FoldedRollup } from '../store/input.js';
 import type { RollupValues } from '../store/rollup.js';
+import { toMicros } from '../units.js';
 import { HourBudget, type RawBudget } from './raw-budget.js';
+
+/** A pattern-hour's lease distributions (see `LeaseParts`), made on its first lease hold. */
+export class LeaseFold implements LeaseParts<PagedHistogram> {
+  readonly gap = new PagedHistogram();
+  readonly lateness = new PagedHistogram();
+  readonly margin = new PagedHistogram();
+  readonly roundTrip = new PagedHistogram();
+  readonly loopDelay = new PagedHistogram();
+  readonly periods = new Map<number, number>();
+  readonly libraries = new Map<number, number>();
+
+  /** Folds one lease hold's renewals (validated): per renewal its gap and lateness, per hold its least margin. */
+  fold(r: RenewalTimings): void {
+    const { gapsMs, periodMs, minMarginMs, maxRoundTripMs, maxLoopDelayMs, library } = r;
+    const period = periodMs === undefined || periodMs === null ? -1 : periodMs;
+    for (let i = 0; i < gapsMs.length; i++) {
+      const gap = gapsMs[i]!;
+      this.gap.record(toMicros(gap));
+      if (period >= 0) this.lateness.record(toMicros(gap - period));
+    }
+    this.margin.record(toMicros(minMarginMs));
+    if (maxRoundTripMs !== undefined && maxRoundTripMs !== null) this.roundTrip.record(toMicros(maxRoundTripMs));
+    if (maxLoopDelayMs !== undefined && maxLoopDelayMs !== null) this.loopDelay.record(toMicros(maxLoopDelayMs));
+    if (period >= 0) add(this.periods, Math.round(period));
+    add(this.libraries, Math.max(0, LEASE_LIBRARIES.indexOf(library ?? 'unknown')));
+  }
+
+  reset(): void {
+    for (const h of [this.gap, this.lateness, this.margin, this.roundTrip, this.loopDelay]) h.reset();
+    this.periods.clear();
+    this.libraries.clear();
+  }
+}
+
+function add(counts: Map<number, number>, value: number): void {
+  counts.set(value, (counts.get(value) ?? 0) + 1);
+}
 
 /** A pattern of one instance, and its hours in memory (usually one: the current). */
 export class Series {
@@ -31,6 +70,8 @@ export class PatternHour {
   readonly wait = new PagedHistogram();
   /** Holds whose end was not seen (made on the first), at how long they were seen held. */
   censored: PagedHistogram | undefined;
+  /** Renewed holds' renewals (made on the first). */
+  lease: LeaseFold | undefined;
   /** The TTL most locks use, counted without a map lookup; others in `otherTtls`. */
   ttl = -1;
   ttlCount = 0;
@@ -52,7 +93,7 @@ export class PatternHour {
     const [released, expired, notAcquired, error, lost] = this.outcomes as [number, number, number, number, number];
     const values: RollupValues = [
       this.count, released, expired, notAcquired, error, this.threw, this.holdSumUs, this.waitSumUs,
-      this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, ttls, this.censored), this.extended, this.extensions, lost, this.unconfirmed,
+      this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, ttls, this.censored, this.lease), this.extended, this.extensions, lost, this.unconfirmed,
     ];
     this.count = this.threw = this.holdSumUs = this.waitSumUs = this.extended = this.extensions = this.ttlCount = this.unconfirmed = 0;
     this.outcomes.fill(0);
@@ -61,6 +102,7 @@ export class PatternHour {
     this.hold.reset();
     this.wait.reset();
     this.censored?.reset();
+    this.lease?.reset();
     this.otherTtls = undefined;
     return { pattern: this.series.pattern, bucketStartMs: this.bucketStartMs, values };
   }

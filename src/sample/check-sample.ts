@@ -1,4 +1,4 @@
-import { OUTCOME_CODE } from './sample.js';
+import { LEASE_LIBRARIES, MAX_RENEWAL_GAPS, OUTCOME_CODE } from './sample.js';
 
 /**
  * The ranges a sample's numbers must fall in. Anything outside is a bug in the
@@ -40,6 +40,7 @@ export function refusalOf(
   extensions: unknown,
   censored?: unknown,
   unconfirmed?: unknown,
+  renewal?: unknown,
 ): string | undefined {
   if (typeof key !== 'string' || key === '') return 'a sample needs a non-empty string `key`';
   if (typeof outcome !== 'string' || !Object.hasOwn(OUTCOME_CODE, outcome)) return `unknown \`outcome\` ${JSON.stringify(String(outcome))}`;
@@ -60,6 +61,22 @@ export function refusalOf(
     if (outcome !== 'expired') return 'only an `expired` sample can be `unconfirmed` (a pattern never seen released)';
   }
   if (instance !== undefined && instance !== null && typeof instance !== 'string') return '`instance` must be a string';
+  if (renewal !== undefined && renewal !== null) return renewalRefusal(renewal);
+  return undefined;
+}
+
+/** Why a sample's `renewal` is refused, or `undefined`. Never throws (a getter that throws is the caller's to catch). */
+function renewalRefusal(renewal: unknown): string | undefined {
+  if (typeof renewal !== 'object') return '`renewal` must be an object';
+  const { gapsMs, periodMs, minMarginMs, maxRoundTripMs, maxLoopDelayMs, library } = renewal as Record<string, unknown>;
+  const max = SAMPLE_LIMITS.maxDurationMs;
+  if (!Array.isArray(gapsMs) || gapsMs.length > MAX_RENEWAL_GAPS) return `\`renewal.gapsMs\` must be an array of at most ${MAX_RENEWAL_GAPS} durations`;
+  for (const gap of gapsMs) if (!inRange(gap, 0, max)) return `\`renewal.gapsMs\` holds a value out of range: ${String(gap)}`;
+  if (!inRange(minMarginMs, -max, max)) return `\`renewal.minMarginMs\` out of range: ${String(minMarginMs)}`;
+  for (const [name, value] of [['periodMs', periodMs], ['maxRoundTripMs', maxRoundTripMs], ['maxLoopDelayMs', maxLoopDelayMs]] as const) {
+    if (value !== undefined && value !== null && !inRange(value, 0, max)) return `\`renewal.${name}\` out of range: ${String(value)}`;
+  }
+  if (library !== undefined && library !== null && !(LEASE_LIBRARIES as readonly unknown[]).includes(library)) return `unknown \`renewal.library\` ${JSON.stringify(String(library))}`;
   return undefined;
 }
 

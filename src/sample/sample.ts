@@ -65,6 +65,47 @@ export interface LockSample {
    * then these join its statistics. @default false
    */
   unconfirmed?: boolean | undefined;
+  /**
+   * The hold was a lease — renewed while held (BullMQ's job lock, node-redlock's `using()`,
+   * redis-semaphore's refresh, Redisson's watchdog, `withLock`'s `autoExtend`) — and how its
+   * renewals came. Present on every hold the door knows was meant to be renewed, even one that
+   * ended before its first renewal (then `gapsMs` is empty).
+   */
+  renewal?: RenewalTimings | undefined;
+}
+
+/** Libraries whose renewals a door can recognize; a renewed lock's advice is given in its words. */
+export const LEASE_LIBRARIES = Object.freeze(['unknown', 'ttl-advisor', 'bullmq', 'redlock', 'redis-semaphore', 'redisson', 'redis-py'] as const);
+export type LeaseLibrary = (typeof LEASE_LIBRARIES)[number];
+
+/** Renewal gaps a sample carries at most; a door keeps the first ones, and `minMarginMs` covers them all. */
+export const MAX_RENEWAL_GAPS = 256;
+
+/** How a lease's renewals came. All durations in ms, by the door's monotonic clock. */
+export interface RenewalTimings {
+  /**
+   * Each renewal's gap from the one before (the first: from when the lock was won), in order;
+   * at most {@link MAX_RENEWAL_GAPS} (the first ones).
+   */
+  gapsMs: readonly number[];
+  /**
+   * The renewal period the holder meant, where the library's is known (BullMQ: `lockDuration / 2`,
+   * `autoExtend`'s interval): a renewal's lateness is its gap − this. Absent, reports infer it per
+   * pattern from the median gap.
+   */
+  periodMs?: number | undefined;
+  /**
+   * The least time left at a renewal: the TTL in force − the time since the acquire or renewal that
+   * set it. 0 or less: a renewal came too late (the lock had run out); a renewed hold that expired
+   * unrenewed has 0 or less too.
+   */
+  minMarginMs: number;
+  /** The slowest renewal, sent → answered; absent where it is not seen (`watch`). */
+  maxRoundTripMs?: number | undefined;
+  /** The longest the holder's event loop was blocked while it held the lock (`withLock` with `autoExtend`). */
+  maxLoopDelayMs?: number | undefined;
+  /** The library whose renewals these are, where the door recognized it. @default 'unknown' */
+  library?: LeaseLibrary | undefined;
 }
 
 /** Counters of a recorder. At any moment `recorded = written + dropped + pending`. */

@@ -5,8 +5,8 @@
  * its declarations must not need better-sqlite3's types.)
  */
 
-/** The version of the schema this code writes (`PRAGMA user_version`); see the migrations in `schema.ts`. */
-export const SCHEMA_VERSION = 8;
+/** The version of the schema this code writes (`PRAGMA user_version`); see `migrations.ts`. */
+export const SCHEMA_VERSION = 9;
 
 /**
  * Length of one rollup time bucket. An hour makes hourly charts exact and keeps

@@ -1,4 +1,4 @@
-import { addEncodedRollup, encodeRollup } from './histogram/codec.js';
+import { addEncodedRollup, encodeRollup, type LeaseParts } from './histogram/codec.js';
 import { DenseHistogram } from './histogram/histogram.js';
 import { BUCKET_MS } from './format.js';
 
@@ -75,6 +75,30 @@ export function bucketStartOf(tsMs: number): number {
   return tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
 }
 
+/** A renewed lock's distributions summed over rows (see `LeaseParts`). */
+export class LeaseSum implements LeaseParts<DenseHistogram> {
+  readonly gap = new DenseHistogram();
+  readonly lateness = new DenseHistogram();
+  readonly margin = new DenseHistogram();
+  readonly roundTrip = new DenseHistogram();
+  readonly loopDelay = new DenseHistogram();
+  readonly periods = new Map<number, number>();
+  readonly libraries = new Map<number, number>();
+
+  /** Lease holds counted (each has one library code). */
+  get holds(): number {
+    let n = 0;
+    for (const count of this.libraries.values()) n += count;
+    return n;
+  }
+
+  clear(): void {
+    for (const h of [this.gap, this.lateness, this.margin, this.roundTrip, this.loopDelay]) h.clear();
+    this.periods.clear();
+    this.libraries.clear();
+  }
+}
+
 /**
  * Adds rollup rows together: the counters summed, the time range widened, the
  * distributions merged. Reused across rows (the histograms keep their memory).
@@ -84,6 +108,8 @@ export class RollupSum {
   readonly wait = new DenseHistogram();
   /** Holds whose end was not seen, at how long they were seen held. */
   readonly censored = new DenseHistogram();
+  /** Renewed locks' renewals. */
+  readonly lease = new LeaseSum();
   ttls = new Map<number, number>();
   readonly sums = new Array<number>(SUMMED_VALUES).fill(0);
   firstTsMs = Number.POSITIVE_INFINITY;
@@ -98,7 +124,7 @@ export class RollupSum {
   addRow(values: RollupValues): void {
     for (let i = 0; i < SUMMED_VALUES; i++) this.sums[i]! += values[i] as number;
     this.widen(values[FIRST_TS], values[LAST_TS]);
-    addEncodedRollup(values[HISTS], this.hold, this.wait, this.ttls, this.censored);
+    addEncodedRollup(values[HISTS], this.hold, this.wait, this.ttls, this.censored, this.lease);
     this.extended += values[EXTENDED];
     this.extensions += values[EXTENSIONS];
     this.lost += values[LOST];
@@ -108,13 +134,14 @@ export class RollupSum {
 
   /** The row to store, in {@link ROLLUP_VALUE_COLUMNS} order. */
   values(): unknown[] {
-    return [...this.sums, this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, this.ttls, this.censored), this.extended, this.extensions, this.lost, this.unconfirmed];
+    return [...this.sums, this.firstTsMs, this.lastTsMs, encodeRollup(this.hold, this.wait, this.ttls, this.censored, this.lease), this.extended, this.extensions, this.lost, this.unconfirmed];
   }
 
   clear(): void {
     this.hold.clear();
     this.wait.clear();
     this.censored.clear();
+    this.lease.clear();
     this.ttls = new Map();
     this.sums.fill(0);
     this.firstTsMs = Number.POSITIVE_INFINITY;

@@ -8,6 +8,7 @@ import { addEncodedRollup, encodeRollup, isReadableRollup } from '../../src/stor
 import { DenseHistogram, Histogram } from '../../src/store/histogram/histogram.js';
 import { mergeDatabases } from '../../src/store/merge.js';
 import { openForWriting, schemaDdlUpTo } from '../../src/store/schema.js';
+import { SCHEMA_VERSION } from '../../src/store/format.js';
 import { queryDb } from '../helpers/db.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -89,7 +90,7 @@ describe('censored holds in the store', () => {
     old.pragma('user_version = 7');
     old.close();
     openForWriting(path, 1000).close();
-    expect(queryDb<{ user_version: number }>(path, 'PRAGMA user_version')[0]!.user_version).toBe(8);
+    expect(queryDb<{ user_version: number }>(path, 'PRAGMA user_version')[0]!.user_version).toBe(SCHEMA_VERSION);
     expect(queryDb<{ name: string }>(path, "SELECT name FROM pragma_table_info('samples')").map((c) => c.name)).toContain('censored');
   });
 

@@ -13,10 +13,13 @@ import { MAX_INDEX } from './buckets.js';
  *   version(=1) · totalCount · minValue · maxValue · bucketCount · (indexDelta · count) × bucketCount
  * Exact counts (the TTLs in use):
  *   bucketCount · (valueDelta · count) × bucketCount
- * A rollup blob: hold-time histogram ‖ wait-time histogram ‖ TTL counts [‖ censored-hold histogram].
- * The last part is there only when some hold's end was not seen (schema 8 on): the hold-time
- * histogram holds the holds whose end was seen, the censored one the others, at how long
- * they were seen held. Blobs without it have none.
+ * A rollup blob: hold-time histogram ‖ wait-time histogram ‖ TTL counts [‖ censored-hold histogram
+ * [‖ lease part]]. The censored part is there when some hold's end was not seen (schema 8 on), or
+ * (empty) before a lease part: the hold-time histogram holds the holds whose end was seen, the
+ * censored one the others, at how long they were seen held. The lease part (schema 9 on), when
+ * some holds were renewed: version(=1) ‖ renewal gaps ‖ renewal lateness ‖ least margin per hold ‖
+ * renewal round trips ‖ event-loop delay per hold (histograms) ‖ nominal periods (ms → holds) ‖
+ * libraries (code → holds) (exact counts).
  */
 
 const CODEC_VERSION = 1;
@@ -108,32 +111,82 @@ export function addEncodedCounts(bytes: Uint8Array, into: Map<number, number>, o
 }
 
 /**
+ * A renewed lock's distributions in a rollup (see the format above): `H` is an
+ * encodable histogram when writing, a decode target when reading.
+ */
+export interface LeaseParts<H> {
+  /** Time between renewals (the first: from the acquire), per renewal. */
+  readonly gap: H;
+  /** gap − the nominal period, per renewal whose holder's period is known (0 when early). */
+  readonly lateness: H;
+  /** The least time left at a renewal, per hold (0: a renewal came too late, or the lease ran out). */
+  readonly margin: H;
+  /** Renewal round trips, per renewal that reported one. */
+  readonly roundTrip: H;
+  /** The longest event-loop delay while held, per hold that measured it. */
+  readonly loopDelay: H;
+  /** Nominal renewal period (ms) → holds. */
+  readonly periods: Map<number, number>;
+  /** Library code (index in `LEASE_LIBRARIES`) → holds: every lease hold counted once. */
+  readonly libraries: Map<number, number>;
+}
+
+const LEASE_PART_VERSION = 1;
+
+/**
  * A rollup's distributions in one blob, so a reader fetches one value per row:
- * hold-time histogram ‖ wait-time histogram ‖ TTL counts, and the censored-hold
- * histogram when it holds any.
+ * hold-time histogram ‖ wait-time histogram ‖ TTL counts, the censored-hold
+ * histogram when it holds any (or a lease part follows), and the lease part when
+ * some holds were leases.
  */
 export function encodeRollup(
   hold: EncodableHistogram,
   wait: EncodableHistogram,
   ttls: ReadonlyMap<number, number>,
   censored?: EncodableHistogram | undefined,
+  lease?: LeaseParts<EncodableHistogram> | undefined,
 ): Buffer {
   const parts = [encodeHistogram(hold), encodeHistogram(wait), encodeCounts(ttls)];
-  if (censored !== undefined && censored.totalCount > 0) parts.push(encodeHistogram(censored));
+  const withLease = lease !== undefined && lease.libraries.size > 0;
+  if (censored !== undefined && (censored.totalCount > 0 || withLease)) parts.push(encodeHistogram(censored));
+  else if (withLease) parts.push(encodeHistogram(EMPTY));
+  if (withLease) {
+    parts.push(Buffer.of(LEASE_PART_VERSION));
+    for (const h of [lease.gap, lease.lateness, lease.margin, lease.roundTrip, lease.loopDelay]) parts.push(encodeHistogram(h));
+    parts.push(encodeCounts(lease.periods), encodeCounts(lease.libraries));
+  }
   return Buffer.concat(parts);
 }
 
 /**
  * Adds a blob made by {@link encodeRollup} into the given accumulators (its censored holds
- * into `censored`). Throws on a malformed blob.
+ * into `censored`, its lease part into `lease`). Throws on a malformed blob.
  */
-export function addEncodedRollup(bytes: Uint8Array, hold: DecodeTarget, wait: DecodeTarget, ttls: Map<number, number>, censored: DecodeTarget = IGNORE): void {
+export function addEncodedRollup(
+  bytes: Uint8Array,
+  hold: DecodeTarget,
+  wait: DecodeTarget,
+  ttls: Map<number, number>,
+  censored: DecodeTarget = IGNORE,
+  lease: LeaseParts<DecodeTarget> | undefined = undefined,
+): void {
   let end = addEncodedCounts(bytes, ttls, decodeHistogramInto(bytes, decodeHistogramInto(bytes, 0, hold), wait));
   if (end < bytes.length) end = decodeHistogramInto(bytes, end, censored);
+  if (end < bytes.length) {
+    if (bytes[end] !== LEASE_PART_VERSION) throw new RangeError(`Unknown lease part version ${bytes[end]}`);
+    const into = lease ?? ignoredLease();
+    end++;
+    for (const h of [into.gap, into.lateness, into.margin, into.roundTrip, into.loopDelay]) end = decodeHistogramInto(bytes, end, h);
+    end = addEncodedCounts(bytes, into.libraries, addEncodedCounts(bytes, into.periods, end));
+  }
   if (end !== bytes.length) throw new RangeError('Corrupt rollup: trailing bytes');
 }
 
 const IGNORE: DecodeTarget = { addAt: () => undefined, addSummary: () => undefined };
+const EMPTY: EncodableHistogram = { totalCount: 0, minValue: 0, maxValue: 0, bucketCount: 0, forEachBucket: () => undefined };
+function ignoredLease(): LeaseParts<DecodeTarget> {
+  return { gap: IGNORE, lateness: IGNORE, margin: IGNORE, roundTrip: IGNORE, loopDelay: IGNORE, periods: new Map(), libraries: new Map() };
+}
 
 /** Whether a blob is a well-formed rollup blob: one unreadable row must be skipped, not fail a whole report. */
 export function isReadableRollup(bytes: Uint8Array): boolean {
