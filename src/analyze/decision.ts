@@ -1,8 +1,12 @@
 import { MAX_TTL_MS } from '../units.js';
 import { MIN_SAMPLES_FOR_P99 } from './confidence.js';
-import type { RecommendationPolicy } from './recommend.js';
+import { DECISION_DEFAULTS, type Decision, type DecisionFacts, type DecisionOptions, type Expirations, type Finding, type HoldReason, type ApplyStep, type JudgedTtl, type RulePolicy } from './decision-types.js';
+import { applyStep } from './evidence.js';
+import { decideLease } from './lease-decision.js';
 import { rateOf } from './risk.js';
 import { verdictFor, type Verdict } from './verdict.js';
+
+export * from './decision-types.js';
 
 /**
  * ONE decision per pattern and TTL, used by every report format, `check` (every
@@ -16,128 +20,9 @@ import { verdictFor, type Verdict } from './verdict.js';
  * data passes or names that decision.
  */
 
-/** How a decision is taken; `check` and `apply` take the same. */
-export interface DecisionOptions {
-  /** A TTL moves only by at least this percentage, unless locks expired that the move would save. @default 10 */
-  minChangePercent: number;
-  /** A TTL moves only on data spanning at least this (ms): daily peaks may be missing. @default 24 h */
-  minWindowMs: number;
-  /** `check` also fails on a TTL more than 3× the recommendation (that `apply` would lower). @default false */
-  strict: boolean;
-  /** `check` fails on a pattern with too few hold times for a p99 claim. @default false */
-  failOnInsufficientData: boolean;
-}
-
-export const DECISION_DEFAULTS: Readonly<DecisionOptions> = Object.freeze({
-  minChangePercent: 10,
-  minWindowMs: 24 * 3_600_000,
-  strict: false,
-  failOnInsufficientData: false,
-});
-
-/** The TTL being judged, and where it comes from. */
-export interface JudgedTtl {
-  ttlMs: number;
-  /** `policy`: an entry of a policy file; `default`: no entry, the policy's default TTL; `in-use`: the TTL the data was recorded with. */
-  source: 'policy' | 'default' | 'in-use';
-  pinned?: boolean | undefined;
-  /** The entry's pinned reason, shown with it. */
-  reason?: string | undefined;
-  /** The entry asks to cover holds up to this long (ms): the recommendation is at least this. */
-  coverMs?: number | undefined;
-}
-
-/** Why `apply` does not write the recommendation: each is a decision for a human, named in the row. */
-export type HoldReason =
-  | { kind: 'pinned'; reason: string | undefined }
-  | { kind: 'too-few-samples'; holdCount: number; neededCount: number }
-  | { kind: 'short-window'; spanMs: number; minWindowMs: number }
-  | { kind: 'under-min-change'; changePercent: number; minChangePercent: number }
-  /** A template entry several data patterns share: `other` needs a TTL this pattern's move would not give it. */
-  | { kind: 'shared-entry'; other: string; otherMs: number };
-
-/** What `apply` does with this pattern's TTL. */
-export type ApplyStep = { kind: 'keep' } | { kind: 'write'; toMs: number } | { kind: 'hold'; toMs: number; why: HoldReason };
-
-/** The expirations of a pattern against the judged TTL and the recommendation. */
-export interface Expirations {
-  total: number;
-  /** Seen to end before the judged TTL: they happened under an older, shorter TTL (resolved). */
-  covered: number;
-  /** Outlived the judged TTL, and the recommended TTL would cover them. */
-  fixable: number;
-  /** Outlived the judged TTL and would outlive the recommended one too: the tail. */
-  beyond: number;
-  /** Whose end was not seen (censored), or whose hold was not kept as a raw row: cannot be judged. */
-  unseen: number;
-}
-
-/** What a decision found, as data, most important first. */
-export type Finding =
-  /** `count` expirations the recommendation would save (`unseen` of them not seen to end), under `inUseTtlMs`. */
-  | { kind: 'expired'; count: number; unseen: number; inUseTtlMs: number; recommendedTtlMs: number }
-  /** The TTL is under `multiplier` × p99 (`scaledP99Ms`), or under the p99's 95 % upper bound. */
-  | { kind: 'too-short'; ttlMs: number; scaledP99Ms: number; multiplier: number; recommendedTtlMs: number }
-  | { kind: 'too-long'; ttlMs: number; recommendedTtlMs: number }
-  | { kind: 'below-floor'; ttlMs: number; floorMs: number }
-  | { kind: 'insufficient-data'; holdCount: number; neededCount: number }
-  | { kind: 'not-in-policy'; defaultTtlMs: number }
-  /** `apply` leaves the TTL for a human (`advice`: the data's recommendation is one, not too little data). */
-  | { kind: 'held'; fromMs: number; toMs: number; why: HoldReason; advice: boolean }
-  /** Holds that would outlive the recommended TTL; `expired` of them expired under the judged TTL. */
-  | { kind: 'tail'; holds: number; rate: number; per: 'day' | 'hour'; spanMs: number; longestMs: number; atLeast: boolean; expired: number; recommendedTtlMs: number; multiplier: number }
-  /** Expirations whose hold is unknown, under a TTL at or above the recommendation: cannot tell whether it covers them. */
-  | { kind: 'unseen-expirations'; count: number; ttlMs: number }
-  /** The p99 reaches holds whose end was not seen: it and the recommendation are lower bounds. */
-  | { kind: 'censored'; censored: number; p99Ms: number; p99CeilingMs: number | null; recommendedTtlMs: number; ceilingTtlMs: number | null }
-  | { kind: 'resolved'; count: number; inUseTtlMs: number }
-  | { kind: 'deploy-pending'; inUseTtlMs: number }
-  | { kind: 'contended'; waitP99Ms: number; notAcquiredRate: number };
-
-export interface Decision {
-  verdict: Verdict;
-  /** The recommended TTL (ms), with the entry's `coverMs`. */
-  recommendedTtlMs: number;
-  /** The recommendation is a lower bound: the p99 reaches holds whose end was not seen. */
-  atLeast: boolean;
-  /** Too few hold times for a p99 claim: the recommendation is no advice (reports show the need instead). */
-  insufficient: boolean;
-  expirations: Expirations;
-  apply: ApplyStep;
-  /** `fail`: `check` fails; `warn`: a human should look (an annotation); `info`: nothing to do. */
-  level: 'fail' | 'warn' | 'info';
-  findings: Finding[];
-}
-
-/**
- * What a decision reads of a pattern's analysis (`PatternAnalysis` has all of it;
- * named here so that `summarize` can take the decision without an import cycle).
- */
-export interface DecisionFacts {
-  pattern: string;
-  count: number;
-  holdCount: number;
-  holdMs: { p99: number; max: number };
-  holdLowerBound: { p99: boolean; max: boolean };
-  censored: number;
-  p99CeilingMs?: number | null;
-  holdTail: readonly (readonly [ms: number, count: number, censored?: true])[];
-  waitMs: { p99: number };
-  outcomes: { expired: number; not_acquired: number };
-  ttl: { currentMs: number };
-  firstMs: number;
-  lastMs: number;
-  recommendedTtlMs: number;
-  neededMs: number;
-  contended: boolean;
-  expiredHoldsMs?: number[];
-}
-
-/** The shape of a recommendation this module needs: the rule's floor, step and multiplier. */
-export type RulePolicy = Pick<RecommendationPolicy, 'floorMs' | 'stepMs' | 'multiplier'>;
-
 /** The decision for one pattern's data and one TTL. */
 export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, options: DecisionOptions = DECISION_DEFAULTS): Decision {
+  if (p.lease) return decideLease(p, p.lease, judged, rule, options);
   const ttlMs = judged.ttlMs;
   const recommendedTtlMs = judged.coverMs === undefined ? p.recommendedTtlMs : Math.max(p.recommendedTtlMs, roundUp(judged.coverMs, rule.stepMs));
   const insufficient = p.holdCount < MIN_SAMPLES_FOR_P99;
@@ -147,7 +32,7 @@ export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, op
     expirations.fixable > 0 || unseenAtRisk
       ? 'expired'
       : verdictFor(ttlMs, { expired: 0, holdCount: p.holdCount, recommendedTtlMs, neededMs: p.neededMs, floorMs: rule.floorMs });
-  const apply = applyStep(p, judged, recommendedTtlMs, verdict, options);
+  const apply = applyStep({ count: p.holdCount, of: 'holds', spanMs: p.lastMs - p.firstMs }, judged, recommendedTtlMs, verdict === 'expired', options);
   const writes = apply.kind === 'write';
 
   const findings: Finding[] = [];
@@ -250,21 +135,6 @@ export function decideEntry(members: readonly DecisionFacts[], judged: JudgedTtl
   return { decisions: reconciled, apply, neediest };
 }
 
-/** What `apply` does with one pattern's TTL, on the evidence rules. */
-function applyStep(p: DecisionFacts, judged: JudgedTtl, toMs: number, verdict: Verdict, o: DecisionOptions): ApplyStep {
-  const fromMs = judged.ttlMs;
-  if (fromMs === toMs && judged.source !== 'default') return { kind: 'keep' };
-  const hold = (why: HoldReason): ApplyStep => ({ kind: 'hold', toMs, why });
-  if (judged.pinned) return hold({ kind: 'pinned', reason: judged.reason });
-  if (p.holdCount < MIN_SAMPLES_FOR_P99) return hold({ kind: 'too-few-samples', holdCount: p.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
-  const spanMs = p.lastMs - p.firstMs;
-  if (spanMs < o.minWindowMs) return hold({ kind: 'short-window', spanMs, minWindowMs: o.minWindowMs });
-  if (judged.source === 'default') return { kind: 'write', toMs };
-  // A small move is not worth a pull request, unless locks expired that it would save.
-  const changePercent = (Math.abs(toMs - fromMs) / fromMs) * 100;
-  if (changePercent < o.minChangePercent && verdict !== 'expired') return hold({ kind: 'under-min-change', changePercent, minChangePercent: o.minChangePercent });
-  return { kind: 'write', toMs };
-}
 
 /**
  * The expirations against a TTL: an expiration whose hold was seen and is

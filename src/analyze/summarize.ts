@@ -11,6 +11,7 @@ import { recommendTtl, type RecommendationPolicy } from './recommend.js';
 import { riskOf, type Risk } from './risk.js';
 import type { Verdict } from './verdict.js';
 import { decide, type Decision } from './decision.js';
+import { analyzeLease, LeaseReader, type LeaseAnalysis } from './lease.js';
 
 export interface HourlyPoint {
   /** Start of the hour, epoch ms. */
@@ -65,6 +66,8 @@ export interface PatternAnalysis {
   /** Locks extended at least once while held (their TTL was not their hold budget), and their extensions. */
   extended: number;
   extensions: number;
+  /** The pattern's locks are leases (renewed while held): how their renewals came, and the lease advice. */
+  lease?: LeaseAnalysis;
   /** The TTL in use: the most common value, and the range seen (ms). */
   ttl: { currentMs: number; minMs: number; maxMs: number };
   firstMs: number;
@@ -125,6 +128,7 @@ export function summarize(
   const seen = new DenseHistogram();
   const censored = new DenseHistogram();
   const wait = new DenseHistogram();
+  const lease = new LeaseReader();
   const ttls = new Map<number, number>();
   const outcomes: Record<Outcome, number> = { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 };
   const hourly: HourlyPoint[] = [];
@@ -160,7 +164,8 @@ export function summarize(
       hourStart = rowHour;
       hourCount = 0;
     }
-    addEncodedRollup(hists, both(hour, seen), wait, ttls, both(hour, censored));
+    lease.setHour(rowHour);
+    addEncodedRollup(hists, both(hour, seen), wait, ttls, both(hour, censored), lease);
     hourCount += rowCount;
     count += rowCount;
     threw += rowThrew;
@@ -182,10 +187,13 @@ export function summarize(
   const ms = (us: number) => us / 1000;
   const p99Ms = ms(hold.valueAtPercentile(99));
   const rank = upperBoundRank(holdCount);
-  const recommendedTtlMs = recommendTtl(p99Ms, policy, ms(hold.maxValue));
+  const fixedTtlMs = recommendTtl(p99Ms, policy, ms(hold.maxValue));
   const p99UpperBoundMs = rank === undefined ? undefined : ms(hold.valueAtRank(rank));
   const neededMs = Math.max(policy.multiplier * p99Ms, p99UpperBoundMs ?? 0);
   const ttl = currentTtl(ttls);
+  const leaseAnalysis = analyzeLease(lease, { holdCount, holdP99Ms: p99Ms, ttlMs: ttl.currentMs, floorMs: policy.floorMs, stepMs: policy.stepMs });
+  // A lease's TTL is advised from its renewals' lateness, not from its hold time (see lease.ts).
+  const recommendedTtlMs = leaseAnalysis ? leaseAnalysis.recommended.leaseMs : fixedTtlMs;
   const waitP99Ms = ms(wait.valueAtPercentile(99));
 
   const notAcquiredRate = count > 0 ? outcomes.not_acquired / count : 0;
@@ -236,6 +244,7 @@ export function summarize(
     unconfirmed,
     extended,
     extensions,
+    ...(leaseAnalysis ? { lease: leaseAnalysis } : {}),
     ttl,
     firstMs: Number.isFinite(firstMs) ? firstMs : 0,
     lastMs: Number.isFinite(lastMs) ? lastMs : 0,

@@ -8,12 +8,15 @@ import { TOO_LONG_FACTOR } from './recommend.js';
  * - `too-long`: the TTL is more than 3× the recommendation (a crashed holder blocks others needlessly);
  * - `below-floor`: the TTL covers the data's need but is under the recommendation's floor (hygiene, not risk);
  * - `ok`;
- * - `insufficient-data`: too few samples for a p99 claim at 95 % confidence.
+ * - `insufficient-data`: too few samples for a p99 claim at 95 % confidence (a lease: too few renewals).
+ * For a lease (a renewed lock, see `lease.ts`):
+ * - `lease-at-risk`: a renewal came with under 20 % of the TTL left, or a lease ran out;
+ * - `lease-too-long`: the lease is over 3× what renewal lateness needs (a crash blocks others that long).
  */
-export type Verdict = 'expired' | 'too-short' | 'too-long' | 'below-floor' | 'ok' | 'insufficient-data';
+export type Verdict = 'expired' | 'lease-at-risk' | 'too-short' | 'too-long' | 'lease-too-long' | 'below-floor' | 'ok' | 'insufficient-data';
 
 /** Every verdict, in the order reports list them: worst first. */
-export const VERDICTS: readonly Verdict[] = Object.freeze(['expired', 'too-short', 'too-long', 'below-floor', 'ok', 'insufficient-data']);
+export const VERDICTS: readonly Verdict[] = Object.freeze(['expired', 'lease-at-risk', 'too-short', 'too-long', 'lease-too-long', 'below-floor', 'ok', 'insufficient-data']);
 
 /** What a verdict is judged from. */
 export interface VerdictEvidence {

@@ -6,6 +6,7 @@ import { TRUSTED_SAMPLE } from '../sample/check-sample.js';
 import { releaseOutcome } from '../sample/outcome.js';
 import type { LockSample, Outcome } from '../sample/sample.js';
 import { AutoExtender } from './auto-extend.js';
+import { LeaseLog } from './lease-log.js';
 import { fenceKeyOf, lockCommandsOf, type LockClient, type LockCommands } from './client.js';
 import { LockSignal } from './lock-signal.js';
 import { checkTtl, resolveLockOptions, type LockOptions, type ResolvedLockOptions } from './options.js';
@@ -14,16 +15,11 @@ import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE, runScript } from './scripts.js';
 type State = 'idle' | 'acquiring' | 'held' | 'released';
 
 /**
- * A Redis lock on one key: `SET key token NX PX ttl` to take it, a Lua
- * compare-and-delete to release only our own token, and one sample per
- * acquisition for the recorder.
- *
- * Hold time is measured from the moment the lock is won to the release reply;
- * time spent waiting for the lock is recorded separately, because it neither
- * eats into the holder's TTL nor says anything about how long the TTL must be.
- *
- * A `RedisLock` can be acquired again after it was released, but not twice at once.
- *
+ * A Redis lock on one key: `SET key token NX PX ttl` to take it, a Lua compare-and-delete to release
+ * only our own token, and one sample per acquisition for the recorder. Hold time is measured from
+ * the moment the lock is won to the release reply; time spent waiting for the lock is recorded
+ * separately (it neither eats into the holder's TTL nor says how long the TTL must be). A
+ * `RedisLock` can be acquired again after it was released, but not twice at once.
  * @example
  * await using lock = await RedisLock.acquire(redis, 'order:lock:product:123', { ttlMs: 10_000, recorder });
  * await createOrder({ signal: lock.signal });
@@ -53,6 +49,8 @@ export class RedisLock {
   /** Made on first use (most locks never ask for their signal): see {@link signal}. */
   private abort: LockSignal | undefined;
   private extender: AutoExtender | undefined;
+  /** A lease's renewals (`autoExtend`, or since the first `extend()`). */
+  private lease: LeaseLog | undefined;
 
   constructor(redis: LockClient, key: string, options: LockOptions) {
     this.redis = lockCommandsOf(redis);
@@ -136,6 +134,7 @@ export class RedisLock {
     this.threw = false;
     this.lost = undefined;
     this.abort = undefined;
+    this.lease = undefined;
     this.releasedHeldMs = 0;
     this.startPerf = performance.now();
     const deadline = this.startPerf + o.acquireTimeoutMs;
@@ -189,10 +188,9 @@ export class RedisLock {
   }
 
   /**
-   * Releases the lock if we still hold it. Resolves `true` when our lock was
-   * deleted, `false` when it had already expired or been taken over (the sample
-   * then says `expired`, `onLockLost` is called and the signal aborts). Throws
-   * {@link LockRedisError} when Redis fails.
+   * Releases the lock if we still hold it. Resolves `true` when our lock was deleted, `false` when it had already
+   * expired or been taken over (the sample then says `expired`, `onLockLost` is called and the signal aborts).
+   * Throws {@link LockRedisError} when Redis fails.
    */
   async release(): Promise<boolean> {
     return this.finish(false);
@@ -206,6 +204,7 @@ export class RedisLock {
     this.abort?.clear();
     this.extender?.stop();
     this.extender = undefined;
+    this.lease?.stop();
     let deleted: unknown;
     const sentPerf = performance.now();
     try {
@@ -233,9 +232,8 @@ export class RedisLock {
   }
 
   /**
-   * Resets the TTL to `ttlMs` from now if we still hold the lock. Resolves
-   * `false` (and marks the lock lost) when it had already expired. A reply that
-   * arrives after the lock was released changes nothing.
+   * Resets the TTL to `ttlMs` from now if we still hold the lock. Resolves `false` (and marks the lock lost)
+   * when it had already expired. A reply that arrives after the lock was released changes nothing.
    */
   async extend(ttlMs: number = this.options.ttlMs): Promise<boolean> {
     checkTtl(ttlMs);
@@ -255,6 +253,7 @@ export class RedisLock {
       return false;
     }
     this.extensions++;
+    (this.lease ??= new LeaseLog(this.sentPerf, undefined)).renewed(sentPerf, performance.now(), this.expiresPerf);
     this.expiresPerf = sentPerf + ttlMs;
     this.certainExpiryPerf = performance.now() + ttlMs;
     if (this.abort && !this.abort.aborted) this.abort.arm(this.expiresPerf);
@@ -298,6 +297,7 @@ export class RedisLock {
       outcome,
       threw: this.threw,
       extensions: this.extensions,
+      renewal: this.lease?.timings(outcome, performance.now(), this.expiresPerf),
       [TRUSTED_SAMPLE]: true,
     } as LockSample);
   }
@@ -323,6 +323,7 @@ export class RedisLock {
     const current = ((generation) => () => this.generation === generation)(this.generation);
     // On an error the lock is not lost for sure (Redis may be back for the release), but no longer safe: stop the work.
     const failed = (error: unknown) => current() && this.lockSignal().abort(this.lossError('extend-failed', this.heldMs, error));
+    this.lease = new LeaseLog(this.sentPerf, this.options.autoExtendMs);
     this.extender = new AutoExtender({ isHeld: () => this.isHeld && current(), extend: () => this.extend(), failed }, this.options.autoExtendMs, this.options.maxHoldMs);
   }
 }

@@ -1,6 +1,7 @@
 import type { Decision, Finding, HoldReason } from '../analyze/decision.js';
 import type { UnconfirmedPattern } from '../analyze/hints.js';
 import { formatCount, formatMs, formatSpan } from '../units.js';
+import { leaseText, ranOutText } from './lease-text.js';
 
 /**
  * The sentences of a decision (`analyze/decision.ts`) for every report, `check`
@@ -27,6 +28,8 @@ export function holdReasonText(why: HoldReason, text: (s: string) => string = (s
       return `pinned${why.reason ? ` (${text(why.reason)})` : ''}`;
     case 'too-few-samples':
       return `too few samples: ${formatCount(why.holdCount)} of ${formatCount(why.neededCount)} hold times`;
+    case 'too-few-renewals':
+      return `too few renewals: ${formatCount(why.renewals)} of ${formatCount(why.neededCount)}`;
     case 'short-window':
       return `short window: ${formatSpan(why.spanMs)} of data, --min-window is ${formatSpan(why.minWindowMs)}`;
     case 'under-min-change':
@@ -43,7 +46,7 @@ function heldText(toMs: number, fromMs: number | undefined, why: HoldReason, adv
       ? advice && fromMs !== undefined
         ? `: ${toMs > fromMs ? 'raise' : 'lower'} it by hand, or unpin it`
         : ''
-      : why.kind === 'too-few-samples' || why.kind === 'short-window'
+      : why.kind === 'too-few-samples' || why.kind === 'too-few-renewals' || why.kind === 'short-window'
         ? ': collect more data, or set it by hand'
         : why.kind === 'shared-entry'
           ? ': give the patterns entries of their own to set each'
@@ -54,6 +57,22 @@ function heldText(toMs: number, fromMs: number | undefined, why: HoldReason, adv
 /** One finding as a sentence. `text` escapes the user's strings (a pinned reason, a pattern) for the format. */
 export function findingText(f: Finding, text: (s: string) => string = (s) => s): string {
   switch (f.kind) {
+    case 'lease':
+      return leaseText(f.lease, f.ttlMs, f.floorMs);
+    case 'lease-at-risk': {
+      const ranOut = ranOutText(f.lease, f.ranOut);
+      return (
+        `${formatCount(f.atRisk)} of ${formatCount(f.holds)} lease(s) came within 20 % of running out at a renewal${ranOut ? `, ${ranOut}` : ''}: ` +
+        `the latest renewal came ${formatMs(f.latestLateMs)} late, the least margin ${formatMs(f.minMarginMs)} of a ${formatMs(f.ttlMs)} lease; ` +
+        (f.recommendedTtlMs > f.ttlMs
+          ? `renewal lateness needs ${formatMs(f.recommendedTtlMs)}.`
+          : `the lateness rule needs no more than ${formatMs(f.ttlMs)}: these were the far tail — look at what blocked the holders (event loop, GC, Redis latency).`)
+      );
+    }
+    case 'lease-too-long':
+      return `The lease of ${formatMs(f.ttlMs)} is over 3 × what renewal lateness needs (${formatMs(f.recommendedTtlMs)}, from q99.9 lateness ${formatMs(f.p999LateMs)}): a crashed holder blocks the others that long.`;
+    case 'insufficient-renewals':
+      return `${formatCount(f.renewals)} of ${formatCount(f.neededCount)} renewals: too few to advise the lease yet.`;
     case 'expired': {
       const seen = f.count - f.unseen;
       const head = `${formatCount(f.count)} lock(s) expired while the critical section still ran (TTL ${formatMs(f.inUseTtlMs)} in use)`;
@@ -122,6 +141,8 @@ export function unconfirmedText(u: UnconfirmedPattern): string {
 
 /** What the recommendation column shows: `≥ 3 s` for a lower bound; for too little data, the need instead. */
 export function recommendationText(d: Decision, holdCount: number, neededCount: number): { text: string; advice: boolean } {
+  const renewals = d.findings.find((f) => f.kind === 'insufficient-renewals');
+  if (renewals) return { text: `${formatCount(renewals.renewals)} of ${formatCount(renewals.neededCount)} renewals`, advice: false };
   if (d.insufficient) return { text: `${formatCount(holdCount)} of ${formatCount(neededCount)} hold times`, advice: false };
   return { text: bound(d.recommendedTtlMs, d.atLeast), advice: true };
 }

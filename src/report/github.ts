@@ -86,11 +86,12 @@ export function renderCheckGithub(
 }
 
 /** Findings whose sentence states the TTL and the recommendation. */
-const RECOMMENDING: ReadonlySet<string> = new Set(['expired', 'too-short', 'too-long', 'below-floor', 'tail']);
+const RECOMMENDING: ReadonlySet<string> = new Set(['expired', 'too-short', 'too-long', 'below-floor', 'tail', 'lease-at-risk', 'lease-too-long']);
 
 /** What an annotation's title says of a row whose TTL is right: the finding that wants a look. */
 const OK_TITLE: Readonly<Record<string, string>> = {
   tail: 'holds beyond the rule',
+  'lease-at-risk': 'late renewals',
   'unseen-expirations': 'expirations not seen to end',
   contended: 'contended',
 };

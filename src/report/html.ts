@@ -7,6 +7,8 @@ import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
 import { hintSentences, warningSentences } from './hint-text.js';
 import { bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
 import { describeRun } from './markdown.js';
+import { leaseLatenessSpec, leaseMarginSpec } from './lease-charts.js';
+import { leaseFormulaText } from './lease-text.js';
 import { riskSentences } from './risk-text.js';
 import { renderSvg } from './render-svg.js';
 import { VERDICT_COLOR, VERDICT_LABEL } from './verdict-style.js';
@@ -111,6 +113,11 @@ ${rows.join('\n')}
 
 function formula(p: PatternAnalysis, analysis: Analysis): string {
   const { multiplier, floorMs, stepMs, cover } = analysis.policy;
+  if (p.lease) {
+    const l = p.lease;
+    if (p.decision.insufficient) return `A lease (renewed while held): no advice yet, ${formatCount(l.renewals)} of ${formatCount(MIN_SAMPLES_FOR_P99)} renewals needed.`;
+    return `A lease (renewed while held), advised from renewal lateness: ${prose(leaseFormulaText(l, floorMs))}`;
+  }
   if (p.decision.insufficient) {
     return `No recommendation yet: ${formatCount(p.holdCount)} of ${formatCount(MIN_SAMPLES_FOR_P99)} hold times needed for a p99 at 95 % confidence.`;
   }
@@ -130,10 +137,12 @@ function notes(p: PatternAnalysis): string {
 }
 
 /** Findings worth a line in a pattern's section (the verdict and the risk sentences say the rest). */
-const SECTION_FINDINGS: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations']);
+const SECTION_FINDINGS: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long', 'insufficient-renewals']);
 
 async function patternSection(p: PatternAnalysis, index: number, analysis: Analysis): Promise<string> {
   const [distribution, hourly] = await Promise.all([renderSvg(distributionSpec(p)), renderSvg(hourlySpec(p))]);
+  const l = p.lease;
+  const leaseCharts = l ? await Promise.all([renderSvg(leaseLatenessSpec(l, p.ttl.currentMs)), renderSvg(leaseMarginSpec(l, p.ttl.currentMs))]) : [];
   const facts: [string, string][] = [
     ['samples', `${formatCount(p.count)} (${formatCount(p.holdCount)} held the lock)`],
     ['hold p50 / p90 / p99 / p99.9', (['p50', 'p90', 'p99', 'p999'] as const).map((k) => bound(p.holdMs[k], p.holdLowerBound[k])).join(' / ')],
@@ -146,17 +155,27 @@ async function patternSection(p: PatternAnalysis, index: number, analysis: Analy
       `${formatCount(p.outcomes.released)} released, ${formatCount(p.outcomes.expired)} expired, ${formatCount(p.outcomes.not_acquired)} not acquired, ${formatCount(p.outcomes.error)} errors${p.outcomes.lost ? `, ${formatCount(p.outcomes.lost)} lost` : ''}; ${formatCount(p.threw)} threw`,
     ],
     ...(p.extended > 0 ? ([['extended while held', `${formatCount(p.extended)} lock(s), ${formatCount(p.extensions)} extension(s)`]] as [string, string][]) : []),
+    ...(l
+      ? ([
+          ['renewals', `${formatCount(l.renewals)} in ${formatCount(l.holds)} lease(s); gap p50 / p99 / max ${formatMs(l.gapMs.p50)} / ${formatMs(l.gapMs.p99)} / ${formatMs(l.gapMs.max)}`],
+          ['lateness p99 / q99.9 / max', `${formatMs(l.latenessMs.p99)} / ${formatMs(l.latenessMs.p999)} / ${formatMs(l.latenessMs.max)} (period ${formatMs(l.periodMs)}, ${l.periodSource})`],
+          ['least margin', `${formatMs(l.minMarginMs)}; ${formatCount(l.atRisk)} lease(s) under 20 % of the TTL, ${formatCount(l.ranOut)} ran out`],
+          ...(l.roundTripMs ? ([['renewal round trip p99 / max', `${formatMs(l.roundTripMs.p99)} / ${formatMs(l.roundTripMs.max)}`]] as [string, string][]) : []),
+          ...(l.loopDelayMaxMs !== null ? ([['event loop blocked, longest', formatMs(l.loopDelayMaxMs)]] as [string, string][]) : []),
+        ] as [string, string][])
+      : []),
     ['TTL in use', p.ttl.minMs === p.ttl.maxMs ? formatMs(p.ttl.currentMs) : `${formatMs(p.ttl.currentMs)} (range ${formatMs(p.ttl.minMs)}–${formatMs(p.ttl.maxMs)})`],
     ['seen', `${formatTime(p.firstMs)} → ${formatTime(p.lastMs)}`],
   ];
   return `<section id="p-${index}">
 <h2><span class="pattern">${text(p.pattern)}</span> ${badge(p)}</h2>
 <p class="formula">${formula(p, analysis)}</p>
-<p class="risk">${riskSentences(p).map(text).join(' ')}</p>
+${l ? '' : `<p class="risk">${riskSentences(p).map(text).join(' ')}</p>`}
 ${notes(p)}
 <dl>${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>
 <figure class="chart">${distribution}</figure>
 <figure class="chart">${hourly}</figure>
+${leaseCharts.map((svg) => `<figure class="chart">${svg}</figure>`).join('\n')}
 </section>`;
 }
 

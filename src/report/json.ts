@@ -1,4 +1,5 @@
 import type { Analysis } from '../analyze/analyze.js';
+import type { LeaseAnalysis } from '../analyze/lease.js';
 import { findingText, unconfirmedText } from './decision-text.js';
 import { hintSentences, warningSentences } from './hint-text.js';
 
@@ -64,6 +65,8 @@ export function renderJson(analysis: Analysis): string {
       threw: p.threw,
       extended: p.extended,
       extensions: p.extensions,
+      // A renewed lock: its renewals and the lease advice (recommendedTtlMs is then the lease); null for a fixed lock.
+      lease: p.lease ? leaseJson(p.lease) : null,
       firstAt: iso(p.firstMs),
       lastAt: iso(p.lastMs),
       hints: hintSentences(p),
@@ -95,4 +98,26 @@ export function renderJson(analysis: Analysis): string {
     })),
   };
   return JSON.stringify(report, null, 2) + '\n';
+}
+
+function leaseJson(l: LeaseAnalysis): object {
+  return {
+    library: l.library,
+    mode: l.mode,
+    holds: l.holds,
+    renewals: l.renewals,
+    periodMs: r3(l.periodMs),
+    periodSource: l.periodSource,
+    ...(l.thresholdMs !== undefined && { thresholdMs: r3(l.thresholdMs) }),
+    gapMs: { p50: r3(l.gapMs.p50), p99: r3(l.gapMs.p99), max: r3(l.gapMs.max) },
+    latenessMs: { p99: r3(l.latenessMs.p99), p999: r3(l.latenessMs.p999), max: r3(l.latenessMs.max) },
+    minMarginMs: r3(l.minMarginMs),
+    atRisk: l.atRisk,
+    ranOut: l.ranOut,
+    roundTripMs: l.roundTripMs && { p99: r3(l.roundTripMs.p99), max: r3(l.roundTripMs.max) },
+    loopDelayMaxMs: l.loopDelayMaxMs === null ? null : r3(l.loopDelayMaxMs),
+    recommended: { ...l.recommended },
+    verdict: l.verdict,
+    hourly: l.hourly.map((h) => ({ hour: iso(h.hourStartMs), minMarginMs: r3(h.minMarginMs) })),
+  };
 }

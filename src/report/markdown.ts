@@ -65,8 +65,8 @@ export function renderMarkdown(analysis: Analysis): string {
     // The trade, for the patterns whose TTL should change: what it risks now and with the recommendation;
     // and the findings the table cannot show (holds beyond the rule, holds not seen to end).
     for (const p of analysis.patterns) {
-      const changing = p.verdict === 'expired' || p.verdict === 'too-short' || p.verdict === 'too-long';
-      const notes = p.decision.findings.filter((f) => f.kind === 'tail' || f.kind === 'censored' || f.kind === 'unseen-expirations').map((f) => findingText(f));
+      const changing = !p.lease && (p.verdict === 'expired' || p.verdict === 'too-short' || p.verdict === 'too-long');
+      const notes = p.decision.findings.filter((f) => NOTED.has(f.kind)).map((f) => findingText(f));
       const sentences = [...(changing ? riskSentences(p) : []), ...notes];
       if (sentences.length > 0) lines.push(`- ${markdownCode(p.pattern)}: ${sentences.join(' ')}`);
     }
@@ -74,3 +74,6 @@ export function renderMarkdown(analysis: Analysis): string {
   }
   return lines.join('\n');
 }
+
+/** Findings the table cannot show: holds beyond the rule, holds not seen to end, a lease's advice. */
+const NOTED: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long']);

@@ -1,0 +1,89 @@
+import type { ApplyStep, Decision, DecisionFacts, DecisionOptions, Finding, JudgedTtl, RulePolicy } from './decision-types.js';
+import { applyStep } from './evidence.js';
+import { MIN_RENEWALS, type LeaseAnalysis } from './lease.js';
+import { TOO_LONG_FACTOR } from './recommend.js';
+import type { Verdict } from './verdict.js';
+
+/**
+ * The decision for a lease (a renewed lock) and one TTL, in the shape of every
+ * decision (see `decision.ts`), with the same invariant: `check` fails only
+ * where `apply` would change the lease, or where leases ran out and only a human
+ * can decide (a pinned entry, too few renewals, too short a window).
+ *
+ * - `lease-at-risk` (a renewal came with under 20 % of the TTL left, or a lease
+ *   ran out): `apply` raises the lease to what lateness needs, when that is more;
+ *   when it is not, the late renewals are a tail the rule does not cover: a warning.
+ * - `lease-too-long` (over 3× what lateness needs): `apply` lowers it; `check`
+ *   fails on it only with `strict`, like a fixed TTL too long.
+ * - otherwise the lease is kept: a lease that renews in time is safe at any
+ *   length above its lateness, and shortening it is only worth the crash cost.
+ */
+export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: JudgedTtl, rule: RulePolicy, options: DecisionOptions): Decision {
+  const ttlMs = judged.ttlMs;
+  const recommendedTtlMs = lease.recommended.leaseMs;
+  const insufficient = lease.renewals < MIN_RENEWALS;
+  const verdict: Verdict =
+    lease.atRisk > 0 ? 'lease-at-risk' : insufficient ? 'insufficient-data' : ttlMs > TOO_LONG_FACTOR * recommendedTtlMs ? 'lease-too-long' : 'ok';
+  // A pattern not in the policy gets an entry: the lease in use when it is safe, else the recommendation.
+  const base = judged.source === 'default' ? p.ttl.currentMs : ttlMs;
+  const moves = (verdict === 'lease-at-risk' && recommendedTtlMs > base) || verdict === 'lease-too-long';
+  const target = moves ? recommendedTtlMs : base;
+  const apply: ApplyStep =
+    target === ttlMs && judged.source !== 'default'
+      ? { kind: 'keep' }
+      : applyStep({ count: lease.renewals, of: 'renewals', spanMs: p.lastMs - p.firstMs }, judged, target, lease.ranOut > 0, options);
+  const writes = apply.kind === 'write';
+
+  const findings: Finding[] = [{ kind: 'lease', lease, ttlMs, floorMs: rule.floorMs }];
+  let fails = false;
+  let warns = false;
+  if (judged.source === 'default') {
+    findings.push({ kind: 'not-in-policy', defaultTtlMs: ttlMs });
+    warns = true;
+  }
+  if (verdict === 'lease-at-risk') {
+    findings.push({
+      kind: 'lease-at-risk',
+      lease,
+      atRisk: lease.atRisk,
+      ranOut: lease.ranOut,
+      holds: lease.holds,
+      minMarginMs: lease.minMarginMs,
+      latestLateMs: lease.latenessMs.max,
+      ttlMs: p.ttl.currentMs,
+      recommendedTtlMs,
+    });
+    // Leases ran out: fails until applied, or names why apply cannot; late renewals the rule covers already: a look.
+    fails = moves && (writes || (apply.kind === 'hold' && lease.ranOut > 0));
+    warns = true;
+  } else if (verdict === 'lease-too-long') {
+    findings.push({ kind: 'lease-too-long', ttlMs, recommendedTtlMs, p999LateMs: lease.latenessMs.p999 });
+    fails = writes && options.strict;
+    warns = writes;
+  } else if (verdict === 'insufficient-data') {
+    findings.push({ kind: 'insufficient-renewals', renewals: lease.renewals, neededCount: MIN_RENEWALS });
+    fails = options.failOnInsufficientData && !judged.pinned;
+    warns = true;
+  }
+  if (apply.kind === 'hold' && moves && apply.why.kind !== 'too-few-renewals') {
+    findings.push({ kind: 'held', fromMs: ttlMs, toMs: apply.toMs, why: apply.why, advice: !insufficient });
+  }
+  if (judged.source === 'policy' && p.ttl.currentMs !== ttlMs) findings.push({ kind: 'deploy-pending', inUseTtlMs: p.ttl.currentMs });
+  if (p.contended) {
+    findings.push({ kind: 'contended', waitP99Ms: p.waitMs.p99, notAcquiredRate: p.count > 0 ? p.outcomes.not_acquired / p.count : 0 });
+    warns = true;
+  }
+  const expired = p.outcomes.expired;
+  return {
+    verdict,
+    recommendedTtlMs,
+    atLeast: false,
+    insufficient,
+    // A lease's expirations are leases that ran out: renewal lateness, not hold time, decides them.
+    expirations: { total: expired, covered: 0, fixable: 0, beyond: 0, unseen: expired },
+    apply,
+    level: fails ? 'fail' : warns ? 'warn' : 'info',
+    findings,
+  };
+}
+
