@@ -22,10 +22,10 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
   const ttlMs = judged.ttlMs;
   const recommendedTtlMs = lease.recommended.leaseMs;
   const insufficient = lease.renewals < MIN_RENEWALS;
-  const verdict: Verdict =
-    lease.atRisk > 0 ? 'lease-at-risk' : insufficient ? 'insufficient-data' : ttlMs > TOO_LONG_FACTOR * recommendedTtlMs ? 'lease-too-long' : 'ok';
-  // A pattern not in the policy gets an entry: the lease in use when it is safe, else the recommendation.
+  // A pattern not in the policy is judged by the lease in use, and gets an entry: that lease when it is safe, else the recommendation.
   const base = judged.source === 'default' ? p.ttl.currentMs : ttlMs;
+  const verdict: Verdict =
+    lease.atRisk > 0 ? 'lease-at-risk' : insufficient ? 'insufficient-data' : base > TOO_LONG_FACTOR * recommendedTtlMs ? 'lease-too-long' : 'ok';
   const moves = (verdict === 'lease-at-risk' && recommendedTtlMs > base) || verdict === 'lease-too-long';
   const target = moves ? recommendedTtlMs : base;
   const apply: ApplyStep =
@@ -34,7 +34,7 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
       : applyStep({ count: lease.renewals, of: 'renewals', spanMs: p.lastMs - p.firstMs }, judged, target, lease.ranOut > 0, options);
   const writes = apply.kind === 'write';
 
-  const findings: Finding[] = [{ kind: 'lease', lease, ttlMs, floorMs: rule.floorMs }];
+  const findings: Finding[] = [];
   let fails = false;
   let warns = false;
   if (judged.source === 'default') {
@@ -57,7 +57,7 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
     fails = moves && (writes || (apply.kind === 'hold' && lease.ranOut > 0));
     warns = true;
   } else if (verdict === 'lease-too-long') {
-    findings.push({ kind: 'lease-too-long', ttlMs, recommendedTtlMs, p999LateMs: lease.latenessMs.p999 });
+    findings.push({ kind: 'lease-too-long', ttlMs: base, recommendedTtlMs, p999LateMs: lease.latenessMs.p999 });
     fails = writes && options.strict;
     warns = writes;
   } else if (verdict === 'insufficient-data') {
@@ -65,6 +65,8 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
     fails = options.failOnInsufficientData && !judged.pinned;
     warns = true;
   }
+  // What the renewals showed and the advice in the library's words, after what is wrong.
+  findings.push({ kind: 'lease', lease, ttlMs: base, floorMs: rule.floorMs });
   if (apply.kind === 'hold' && moves && apply.why.kind !== 'too-few-renewals') {
     findings.push({ kind: 'held', fromMs: ttlMs, toMs: apply.toMs, why: apply.why, advice: !insufficient });
   }

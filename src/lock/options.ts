@@ -11,7 +11,8 @@ import type { SampleRecorder } from '../sample/sample.js';
  * and the pattern to record under. A `TtlPolicy` (see `loadTtlPolicy`) is one.
  */
 export interface TtlSource {
-  match(key: string): { ttlMs: number; pattern: string };
+  /** The TTL, the pattern, and for a lease when to renew it and the hold cap (taken where the lock's options leave them). */
+  match(key: string): { ttlMs: number; pattern: string; renewEveryMs?: number | undefined; maxHoldMs?: number | undefined };
 }
 
 /** How often and how patiently to retry a lock that another holder has. */
@@ -132,11 +133,16 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
   optionsObject('lock', options);
   let ttlMs: unknown = options.ttlMs;
   let pattern = options.pattern;
+  let autoExtend = options.autoExtend;
+  let maxHoldMs = options.maxHoldMs;
   if (ttlMs === undefined && options.policy !== undefined) {
     if (typeof options.policy?.match !== 'function') throw expected('policy', 'a TtlPolicy (see loadTtlPolicy)', options.policy);
     const match = options.policy.match(key);
     ttlMs = match.ttlMs;
     pattern ??= match.pattern;
+    // A lease entry renews the lock and caps the hold, unless the call says otherwise.
+    autoExtend ??= match.renewEveryMs;
+    maxHoldMs ??= match.maxHoldMs;
   }
   const retry = options.retry ?? LOCK_DEFAULTS.retry;
   if (retry === null || typeof retry !== 'object') throw expected('retry', 'an object', retry);
@@ -146,7 +152,7 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
   const validTtlMs = checkTtl(ttlMs);
   const signal = options.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw expected('signal', 'an AbortSignal', signal);
-  const autoExtendMs = autoExtendInterval(options.autoExtend, validTtlMs);
+  const autoExtendMs = autoExtendInterval(autoExtend, validTtlMs);
   return {
     ttlMs: validTtlMs,
     retryCount: integerOption('retry.count', retry.count, LOCK_DEFAULTS.retry.count, 0),
@@ -169,7 +175,7 @@ export function resolveLockOptions(options: LockOptions, key: string): ResolvedL
     throwOnLockLost: options.throwOnLockLost ?? LOCK_DEFAULTS.throwOnLockLost,
     signal,
     autoExtendMs,
-    maxHoldMs: integerOption('maxHoldMs', options.maxHoldMs, LOCK_DEFAULTS.maxHoldTtls * validTtlMs, 1),
+    maxHoldMs: integerOption('maxHoldMs', maxHoldMs, LOCK_DEFAULTS.maxHoldTtls * validTtlMs, 1),
   };
 }
 

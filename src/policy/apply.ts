@@ -1,7 +1,8 @@
 import type { Analysis } from '../analyze/analyze.js';
-import { DECISION_DEFAULTS, decideEntry, type HoldReason } from '../analyze/decision.js';
+import { DECISION_DEFAULTS, decideEntry, type Decision, type HoldReason } from '../analyze/decision.js';
+import type { LeaseAnalysis } from '../analyze/lease.js';
 import { byEntry, decisionOptions, judgedTtl } from './check.js';
-import type { PolicyDocument, TtlPolicy } from './policy.js';
+import type { PolicyDocument, PolicyEntry, TtlPolicy } from './policy.js';
 
 /** Options of {@link applyRecommendations}: the decision's, the same `check` takes. */
 export interface ApplyOptions {
@@ -51,7 +52,7 @@ export function applyRecommendations(
   const locks = { ...policy.document.locks };
   const changed = new Map<string, PolicyChange>();
   const skipped: SkippedChange[] = [];
-  const added: [string, number][] = [];
+  const added: [string, PolicyEntry][] = [];
   for (const members of byEntry(analysis, policy).values()) {
     const { entryPattern, judged } = judgedTtl(policy, members[0]!.pattern);
     const { decisions, apply, neediest } = decideEntry(members, judged, analysis.policy, o);
@@ -66,17 +67,42 @@ export function applyRecommendations(
       }
     });
     if (apply.kind !== 'write') continue;
-    if (entryPattern === undefined) added.push([members[0]!.pattern, apply.toMs]);
+    const lease = leaseOf(decisions[neediest]!);
+    if (entryPattern === undefined) added.push([members[0]!.pattern, { ttlMs: apply.toMs, ...leaseFields(undefined, lease, apply.toMs) }]);
     else {
       changed.set(entryPattern, { pattern: entryPattern, fromMs, toMs: apply.toMs });
-      locks[entryPattern] = { ...locks[entryPattern]!, ttlMs: apply.toMs };
+      locks[entryPattern] = { ...locks[entryPattern]!, ttlMs: apply.toMs, ...leaseFields(locks[entryPattern], lease, apply.toMs) };
     }
   }
   // In the file's order, then the new patterns in name order.
   const changes = Object.keys(policy.document.locks).flatMap((pattern) => changed.get(pattern) ?? []);
-  for (const [pattern, ttlMs] of added.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    locks[pattern] = { ttlMs };
-    changes.push({ pattern, fromMs: undefined, toMs: ttlMs });
+  for (const [pattern, entry] of added.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    locks[pattern] = entry;
+    changes.push({ pattern, fromMs: undefined, toMs: entry.ttlMs });
   }
   return { document: { ...policy.document, locks }, changes, skipped };
+}
+
+function leaseOf(d: Decision): LeaseAnalysis | undefined {
+  const f = d.findings.find((finding) => finding.kind === 'lease');
+  return f?.kind === 'lease' ? f.lease : undefined;
+}
+
+/**
+ * A lease entry's other fields when its TTL moves to `toMs`: the renewal keeps its share of the
+ * TTL (`renewEveryMs`), a threshold is at least what lateness needs (`extendThresholdMs`), a hold
+ * cap a human set stays. A new entry gets the data's: when to renew, and the hold cap.
+ */
+function leaseFields(entry: PolicyEntry | undefined, lease: LeaseAnalysis | undefined, toMs: number): Partial<PolicyEntry> {
+  if (!lease) return {};
+  const under = (ms: number) => Math.max(1, Math.min(toMs - 1, Math.round(ms)));
+  const needed = lease.recommended.thresholdMs ?? 0;
+  if (entry?.renewEveryMs !== undefined) return { renewEveryMs: under((entry.renewEveryMs / entry.ttlMs) * toMs) };
+  if (entry?.extendThresholdMs !== undefined) return { extendThresholdMs: under(Math.max(entry.extendThresholdMs, needed)) };
+  if (entry) return {};
+  const renew =
+    lease.mode === 'threshold'
+      ? { extendThresholdMs: under(Math.max(needed, toMs - lease.periodMs)) }
+      : { renewEveryMs: under(toMs === lease.recommended.leaseMs ? lease.recommended.renewEveryMs : lease.alpha * toMs) };
+  return { ...renew, maxHoldMs: lease.recommended.maxHoldMs };
 }

@@ -19,6 +19,15 @@ export interface PolicyEntry {
    * `check` and `apply` keep the tail beyond the rule covered (see `--cover max` for every entry).
    */
   coverMs?: number;
+  /**
+   * A lease (a lock renewed while held): renew it every this long (ms, under `ttlMs`); `withLock`
+   * takes it as `autoExtend`. `apply` keeps its share of the TTL when it moves the lease.
+   */
+  renewEveryMs?: number;
+  /** A lease renewed when less than this is left (ms, under `ttlMs`: node-redlock's `automaticExtensionThreshold`). */
+  extendThresholdMs?: number;
+  /** The longest a holder may keep renewing (ms): a job timeout, not the TTL; `withLock` takes it as `maxHoldMs`. */
+  maxHoldMs?: number;
 }
 
 /** The contents of a TTL policy file (`ttl-advisor.json`). */
@@ -38,6 +47,9 @@ export const DEFAULT_POLICY_PATH = 'ttl-advisor.json';
 /** Which entry a key resolved to. */
 export interface PolicyMatch {
   ttlMs: number;
+  /** A lease's renewal interval (the entry's `renewEveryMs`, or `ttlMs − extendThresholdMs`), and its hold cap. */
+  renewEveryMs?: number | undefined;
+  maxHoldMs?: number | undefined;
   /** The policy pattern that matched, or the key's heuristic pattern when none did. */
   pattern: string;
   /** Whether an entry matched (otherwise the default TTL applies). */
@@ -45,7 +57,7 @@ export interface PolicyMatch {
 }
 
 const TOP_LEVEL = new Set(['locks', 'defaultTtlMs']);
-const ENTRY_FIELDS = new Set(['ttlMs', 'pinned', 'reason', 'coverMs']);
+const ENTRY_FIELDS = new Set(['ttlMs', 'pinned', 'reason', 'coverMs', 'renewEveryMs', 'extendThresholdMs', 'maxHoldMs']);
 
 /**
  * A loaded TTL policy: maps lock keys to TTLs through their patterns. Entries
@@ -91,7 +103,7 @@ export class TtlPolicy implements TtlSource {
     const heuristic = patternOf(key);
     const found = this.entryForPattern(heuristic) ?? this.templateFor(key);
     return found
-      ? { ttlMs: found.entry.ttlMs, pattern: found.pattern, matched: true }
+      ? { ttlMs: found.entry.ttlMs, pattern: found.pattern, matched: true, ...leaseOf(found.entry) }
       : { ttlMs: this.defaultTtlMs, pattern: heuristic, matched: false };
   }
 
@@ -99,6 +111,12 @@ export class TtlPolicy implements TtlSource {
     const t = this.templates.find((candidate) => candidate.matches(key));
     return t && { pattern: t.template, entry: this.document.locks[t.template]! };
   }
+}
+
+/** What a lock takes of a lease entry: when to renew, and the hold cap. */
+function leaseOf(e: PolicyEntry): Pick<PolicyMatch, 'renewEveryMs' | 'maxHoldMs'> {
+  const renewEveryMs = e.renewEveryMs ?? (e.extendThresholdMs === undefined ? undefined : e.ttlMs - e.extendThresholdMs);
+  return { ...(renewEveryMs !== undefined && { renewEveryMs }), ...(e.maxHoldMs !== undefined && { maxHoldMs: e.maxHoldMs }) };
 }
 
 /** The placeholders `patternOf` writes: an entry with only these is a pattern, matched exactly (`apply` writes them). */
@@ -156,7 +174,7 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
     if (pattern === '__proto__') throw new PolicyFileError(path, `${where}: "__proto__" cannot be a lock pattern`);
     if (!isObject(value)) throw new PolicyFileError(path, `${where}: expected an object like { "ttlMs": 10000 }`);
     for (const field of Object.keys(value)) {
-      if (!ENTRY_FIELDS.has(field)) throw new PolicyFileError(path, `${where}: unknown field "${field}"; expected ttlMs, pinned, reason, coverMs`);
+      if (!ENTRY_FIELDS.has(field)) throw new PolicyFileError(path, `${where}: unknown field "${field}"; expected ttlMs, pinned, reason, coverMs, renewEveryMs, extendThresholdMs, maxHoldMs`);
     }
     if (!isPositiveInteger(value.ttlMs)) {
       throw new PolicyFileError(path, `${where}: expected "ttlMs" to be ${ttlExpectation(value.ttlMs)}, got ${JSON.stringify(value.ttlMs)}`);
@@ -170,6 +188,18 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
     if (value.coverMs !== undefined && !isPositiveInteger(value.coverMs)) {
       throw new PolicyFileError(path, `${where}: expected "coverMs" to be ${ttlExpectation(value.coverMs)}, got ${JSON.stringify(value.coverMs)}`);
     }
+    for (const field of ['renewEveryMs', 'extendThresholdMs'] as const) {
+      const v = value[field];
+      if (v !== undefined && (!isPositiveInteger(v) || v >= value.ttlMs)) {
+        throw new PolicyFileError(path, `${where}: expected "${field}" to be a positive integer (ms) under "ttlMs" (${value.ttlMs}), got ${JSON.stringify(v)}`);
+      }
+    }
+    if (value.renewEveryMs !== undefined && value.extendThresholdMs !== undefined) {
+      throw new PolicyFileError(path, `${where}: give "renewEveryMs" or "extendThresholdMs", not both (one says when to renew)`);
+    }
+    if (value.maxHoldMs !== undefined && !isPositiveInteger(value.maxHoldMs)) {
+      throw new PolicyFileError(path, `${where}: expected "maxHoldMs" to be ${ttlExpectation(value.maxHoldMs)}, got ${JSON.stringify(value.maxHoldMs)}`);
+    }
     locks[pattern] = orderedEntry(value as unknown as PolicyEntry);
   }
   try {
@@ -182,7 +212,7 @@ export function parsePolicy(text: string, path = '<policy>'): PolicyDocument {
 
 /**
  * Serializes a policy with one entry per line, so a TTL change is a one-line
- * diff. Entries keep their order; keys inside an entry are ttlMs, pinned, reason, coverMs.
+ * diff. Entries keep their order; keys inside an entry in the order of {@link orderedEntry}.
  */
 export function formatPolicy(document: PolicyDocument): string {
   const entries = Object.entries(document.locks).map(([pattern, e]) => {
@@ -196,10 +226,13 @@ export function formatPolicy(document: PolicyDocument): string {
   return lines.join('\n') + '\n';
 }
 
-/** An entry's fields in the file's order (ttlMs, pinned, reason, coverMs), without the absent ones. */
+/** An entry's fields in the file's order (ttlMs, the lease's fields, pinned, reason, coverMs), without the absent ones. */
 function orderedEntry(e: PolicyEntry): PolicyEntry {
   return {
     ttlMs: e.ttlMs,
+    ...(e.renewEveryMs !== undefined && { renewEveryMs: e.renewEveryMs }),
+    ...(e.extendThresholdMs !== undefined && { extendThresholdMs: e.extendThresholdMs }),
+    ...(e.maxHoldMs !== undefined && { maxHoldMs: e.maxHoldMs }),
     ...(e.pinned !== undefined && { pinned: e.pinned }),
     ...(e.reason !== undefined && { reason: e.reason }),
     ...(e.coverMs !== undefined && { coverMs: e.coverMs }),

@@ -27,7 +27,7 @@ export function leaseSettingsText(lease: LeaseAnalysis): string {
   const { leaseMs, renewEveryMs, thresholdMs, maxHoldMs } = lease.recommended;
   switch (lease.library) {
     case 'bullmq':
-      return `Worker option \`lockDuration: ${leaseMs}\` (renewed every \`lockDuration / 2\`); a crashed worker's job is taken up again within \`lockDuration\` + \`stalledInterval\`, so keep \`stalledInterval\` near it; job timeout ${formatMs(maxHoldMs)}`;
+      return `Worker option \`lockDuration: ${leaseMs}\` (renewed every \`lockDuration / 2\`); a crashed worker's job is taken up again within \`lockDuration\` + \`stalledInterval\`, so keep \`stalledInterval\` near it; a job timeout of ${formatMs(maxHoldMs)}`;
     case 'redlock':
       return `\`redlock.using(keys, ${leaseMs}, { automaticExtensionThreshold: ${thresholdMs ?? leaseMs - renewEveryMs} }, …)\`; abort the routine after ${formatMs(maxHoldMs)}`;
     case 'redis-semaphore':
@@ -54,12 +54,15 @@ export function leaseFormulaText(lease: LeaseAnalysis, floorMs: number): string 
 
 /** The lease finding: what the renewals showed and what to set. */
 export function leaseText(lease: LeaseAnalysis, ttlMs: number, floorMs: number): string {
-  const period = `${lease.periodSource === 'known' ? 'period' : 'period (inferred: median gap)'} ${formatMs(lease.periodMs)}`;
-  const seen =
-    `${libraryName(lease)} lease: ${formatCount(lease.holds)} hold(s), ${formatCount(lease.renewals)} renewal(s) every ${period}; ` +
-    `the latest came ${formatMs(lease.latenessMs.max)} late (q99.9 ${formatMs(lease.latenessMs.p999)}), the least margin ${formatMs(lease.minMarginMs)} of ${formatMs(ttlMs)}` +
-    `${lease.loopDelayMaxMs !== null ? `; the event loop was blocked up to ${formatMs(lease.loopDelayMaxMs)}` : ''}.`;
-  return `${seen} From lateness: ${leaseFormulaText(lease, floorMs)} — ${leaseSettingsText(lease)}. The hold cap max(${formatMs(floorMs)}, 3 × p99 hold) is a timeout, not the TTL.`;
+  const period = lease.periodSource === 'known' ? `every ${formatMs(lease.periodMs)} (the holders' period)` : `about every ${formatMs(lease.periodMs)} (the median gap)`;
+  const margin = lease.atRisk > 0 ? '' : `, the least margin ${formatMs(lease.minMarginMs)} of ${formatMs(ttlMs)}`;
+  const loop = lease.loopDelayMaxMs !== null ? `; the event loop was blocked up to ${formatMs(lease.loopDelayMaxMs)}` : '';
+  return (
+    `${libraryName(lease)} lease: ${formatCount(lease.renewals)} renewal(s) of ${formatCount(lease.holds)} hold(s), ${period}: ` +
+    `q99.9 lateness ${formatMs(lease.latenessMs.p999)}, the latest ${formatMs(lease.latenessMs.max)}${margin}${loop}. ` +
+    `From lateness: ${leaseFormulaText(lease, floorMs)} — ${leaseSettingsText(lease)} ` +
+    `(the hold cap is max(${formatMs(floorMs)}, 3 × p99 hold): a timeout, not the TTL).`
+  );
 }
 
 /** What ran out, in the library's terms: BullMQ's lost locks are stalled jobs, which may run twice. */

@@ -32,7 +32,8 @@ export function describeRun(analysis: Analysis): string {
   const { policy, window } = analysis;
   // With no floor (--floor 0) the rule is the multiple alone, not "max(0 µs, …)".
   const scaled = `${policy.multiplier} × p99`;
-  const rule = `TTL = ${policy.floorMs > 0 ? `max(${formatMs(policy.floorMs)}, ${scaled})` : scaled}, rounded up to ${formatMs(policy.stepMs)}`;
+  const leases = analysis.patterns.some((p) => p.lease) ? '; leases (renewed locks) from renewal lateness' : '';
+  const rule = `TTL = ${policy.floorMs > 0 ? `max(${formatMs(policy.floorMs)}, ${scaled})` : scaled}, rounded up to ${formatMs(policy.stepMs)}${leases}`;
   if (analysis.patterns.length === 0 && analysis.unconfirmed.length === 0) return `No samples yet · ${rule}`;
   return `${formatTime(window.fromMs)} → ${formatTime(window.toMs)} (${formatSpan(window.toMs - window.fromMs)}) · ${rule}`;
 }

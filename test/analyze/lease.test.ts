@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyze, SqliteRecorder, type LockSample } from '../../src/index.js';
+import { analyze, SqliteRecorder } from '../../src/index.js';
 import { decide } from '../../src/analyze/decision.js';
 import { DEFAULT_RECOMMENDATION_POLICY } from '../../src/analyze/recommend.js';
 import { mergeDatabases } from '../../src/store/merge.js';
 import { refusalOf } from '../../src/sample/check-sample.js';
 import { tempDir } from '../helpers/temp.js';
+import { recordLeases, type LeaseShape } from '../helpers/lease-data.js';
 
 /**
  * Leases end to end through a real samples file: renewal timings folded into
@@ -15,53 +16,11 @@ import { tempDir } from '../helpers/temp.js';
 
 const dir = tempDir();
 const START = Date.UTC(2026, 10, 30, 0);
-const HOUR = 3_600_000;
-
-interface LeaseShape {
-  key: (i: number) => string;
-  ttlMs: number;
-  holds: number;
-  renewalsPerHold: number;
-  /** The gap of renewal `r` of hold `i`. */
-  gapMs: (i: number, r: number) => number;
-  periodMs?: number;
-  library: NonNullable<LockSample['renewal']>['library'];
-  roundTripMs?: number;
-}
-
-async function record(name: string, shape: LeaseShape): Promise<string> {
-  const path = join(dir, `${name}.db`);
-  const recorder = new SqliteRecorder({ path, instance: name });
-  for (let i = 0; i < shape.holds; i++) {
-    const gapsMs = Array.from({ length: shape.renewalsPerHold }, (_, r) => shape.gapMs(i, r));
-    const minMarginMs = Math.min(...gapsMs.map((g) => shape.ttlMs - g));
-    const sample: LockSample = {
-      key: shape.key(i),
-      // Two days, evenly: the window rule is met.
-      at: START + Math.floor((i / shape.holds) * 48 * HOUR),
-      holdMs: gapsMs.reduce((a, b) => a + b, 0) + 50,
-      ttlMs: shape.ttlMs,
-      outcome: minMarginMs <= 0 ? 'expired' : 'released',
-      extensions: gapsMs.length,
-      renewal: {
-        gapsMs,
-        minMarginMs,
-        library: shape.library,
-        ...(shape.periodMs !== undefined && { periodMs: shape.periodMs }),
-        ...(shape.roundTripMs !== undefined && { maxRoundTripMs: shape.roundTripMs }),
-      },
-    };
-    recorder.record(sample);
-  }
-  await recorder.close();
-  expect(recorder.stats().dropped).toBe(0);
-  return path;
-}
 
 describe('leases', () => {
   it('node-redlock using() with a 1 s duration renewing in time: no longer "too short", no failure, lease advice given', async () => {
     // using() renews when 500 ms are left: every ~500 ms, a few ms late.
-    const path = await record('redlock', {
+    const path = await recordLeases(dir, 'redlock', {
       key: (i) => `order:lock:${i}`,
       ttlMs: 1000,
       holds: 400,
@@ -89,7 +48,7 @@ describe('leases', () => {
 
   it('BullMQ-like renewals that come late: lease-at-risk, and the lease follows L = max(3 s, 2 × q99.9 / (1 − α))', async () => {
     // lockDuration 1,000 ms, renewed every 500 ms; one hold in 40 has a renewal 350–510 ms late (event loop blocked).
-    const path = await record('bull', {
+    const path = await recordLeases(dir, 'bull', {
       key: (i) => `bull:thumbs:${i}:lock`,
       ttlMs: 1000,
       holds: 400,
@@ -122,7 +81,7 @@ describe('leases', () => {
   });
 
   it('a Redisson-like 30 s watchdog renewing in time is a lease too long: lowered only where apply would (strict)', async () => {
-    const path = await record('redisson', {
+    const path = await recordLeases(dir, 'redisson', {
       key: (i) => `redisson:lock:${i}`,
       ttlMs: 30_000,
       holds: 300,
@@ -140,7 +99,7 @@ describe('leases', () => {
   });
 
   it('too few renewals: no advice, the need shown; a few renewed holds among many fixed ones are not a lease', async () => {
-    const few = await record('few', { key: (i) => `job:lock:${i}`, ttlMs: 2000, holds: 20, renewalsPerHold: 2, gapMs: () => 700, library: 'unknown' });
+    const few = await recordLeases(dir, 'few', { key: (i) => `job:lock:${i}`, ttlMs: 2000, holds: 20, renewalsPerHold: 2, gapMs: () => 700, library: 'unknown' });
     const [p] = analyze([few]).patterns;
     expect(p!.verdict).toBe('insufficient-data');
     expect(p!.decision.findings.map((f) => f.kind)).toContain('insufficient-renewals');
@@ -165,8 +124,8 @@ describe('leases', () => {
 
   it('merge carries the lease parts; a malformed renewal is refused with a reason', async () => {
     const shape: LeaseShape = { key: (i) => `bull:q:${i}:lock`, ttlMs: 1000, holds: 200, renewalsPerHold: 2, gapMs: () => 505, periodMs: 500, library: 'bullmq' };
-    const a = await record('merge-a', shape);
-    const b = await record('merge-b', shape);
+    const a = await recordLeases(dir, 'merge-a', shape);
+    const b = await recordLeases(dir, 'merge-b', shape);
     const merged = join(dir, 'merged.db');
     mergeDatabases(merged, [a, b]);
     const [p] = analyze([merged]).patterns;

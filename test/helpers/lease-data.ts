@@ -1,0 +1,49 @@
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { SqliteRecorder, type LockSample } from '../../src/index.js';
+
+/** Lease samples as a door would record them, spread evenly over two days (the window rule is met). */
+export const LEASE_START = Date.UTC(2026, 10, 30, 0);
+const HOUR = 3_600_000;
+
+export interface LeaseShape {
+  key: (i: number) => string;
+  ttlMs: number;
+  holds: number;
+  renewalsPerHold: number;
+  /** The gap of renewal `r` of hold `i`. */
+  gapMs: (i: number, r: number) => number;
+  periodMs?: number;
+  library: NonNullable<LockSample['renewal']>['library'];
+  roundTripMs?: number;
+}
+
+/** Writes `shape`'s holds to `<dir>/<name>.db` through a real SqliteRecorder; returns the path. */
+export async function recordLeases(dir: string, name: string, shape: LeaseShape): Promise<string> {
+  const path = join(dir, `${name}.db`);
+  const recorder = new SqliteRecorder({ path, instance: name });
+  for (let i = 0; i < shape.holds; i++) {
+    const gapsMs = Array.from({ length: shape.renewalsPerHold }, (_, r) => shape.gapMs(i, r));
+    const minMarginMs = Math.min(...gapsMs.map((g) => shape.ttlMs - g));
+    const sample: LockSample = {
+      key: shape.key(i),
+      // Two days, evenly: the window rule is met.
+      at: LEASE_START + Math.floor((i / shape.holds) * 48 * HOUR),
+      holdMs: gapsMs.reduce((a, b) => a + b, 0) + 50,
+      ttlMs: shape.ttlMs,
+      outcome: minMarginMs <= 0 ? 'expired' : 'released',
+      extensions: gapsMs.length,
+      renewal: {
+        gapsMs,
+        minMarginMs,
+        library: shape.library,
+        ...(shape.periodMs !== undefined && { periodMs: shape.periodMs }),
+        ...(shape.roundTripMs !== undefined && { maxRoundTripMs: shape.roundTripMs }),
+      },
+    };
+    recorder.record(sample);
+  }
+  await recorder.close();
+  expect(recorder.stats().dropped).toBe(0);
+  return path;
+}
