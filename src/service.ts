@@ -22,12 +22,12 @@ export type { LockOptions, RetryOptions, LockLostEvent, TtlSource } from './lock
 export type { LockClient, IoredisLockClient, NodeRedisLockClient } from './lock/client.js';
 
 export { instrument, instrumentationOf, INSTRUMENT_DEFAULTS } from './instrument/instrument.js';
-export type { InstrumentOptions, Instrumentation, InstrumentStats } from './instrument/instrument.js';
+export type { InstrumentOptions, InstrumentWarningKind, Instrumentation, InstrumentStats } from './instrument/instrument.js';
 
 export { patternOf, MAX_PATTERN_LENGTH, OVERFLOW_PATTERN } from './keys/pattern.js';
 
 export { OUTCOMES } from './sample/sample.js';
-export type { LockSample, Outcome, SampleRecorder, RecorderStats, ObservationGap, GapReason } from './sample/sample.js';
+export type { LockSample, RenewalTimings, LeaseLibrary, Outcome, SampleRecorder, RecorderStats, ObservationGap, GapReason } from './sample/sample.js';
 export { recorderFailures } from './sample/safe-recorder.js';
 export { SqliteRecorder } from './record/sqlite-recorder.js';
 export { DEFAULT_DB_PATH, SQLITE_RECORDER_DEFAULTS } from './record/recorder-options.js';

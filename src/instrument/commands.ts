@@ -1,5 +1,7 @@
+import type { LeaseLibrary } from '../sample/sample.js';
 import { TOKEN_PREFIX } from '../token.js';
-import { kindOfSha, kindOfText, type ScriptKind } from './scripts.js';
+import { bullmqStalledKey } from './bullmq.js';
+import { kindOfText, scriptOfSha, scriptOfText } from './scripts.js';
 
 /**
  * A command that may take, release or extend a lock, read off its name and
@@ -10,10 +12,15 @@ export type LockCommand =
   | { op: 'acquire'; keys: readonly string[]; token: string; ttlMs: number; byScript: boolean }
   /** A token-checked delete (a release script), or a plain `DEL`/`UNLINK` (`token` undefined). */
   | { op: 'release'; keys: readonly string[]; token: string | undefined }
-  /** A TTL set on a held lock: an extend script or `SET … XX PX` with the token, or `PEXPIRE`/`EXPIRE` (`token` undefined). */
-  | { op: 'extend'; keys: readonly string[]; token: string | undefined; ttlMs: number }
+  /**
+   * A TTL set on a held lock: an extend script or `SET … XX PX` with the token, or `PEXPIRE`/`EXPIRE` (`token` undefined);
+   * `library` when the script is a lock library's own (node-redlock's extend, redis-semaphore's refresh).
+   */
+  | { op: 'extend'; keys: readonly string[]; token: string | undefined; ttlMs: number; library: LeaseLibrary | undefined }
   /** A script we do not know, sent by SHA1: a release or extend when its keys and ARGV[1] match a held lock. */
-  | { op: 'script'; keys: readonly string[]; argv: readonly string[] };
+  | { op: 'script'; keys: readonly string[]; argv: readonly string[] }
+  /** One of BullMQ's worker scripts, which take its job locks out of our sight (see `bullmq.ts`); `stalledKey` names the queue. */
+  | { op: 'bullmq'; stalledKey: string };
 
 /** How a command name is read: the commands worth a closer look. Everything else costs one lookup. */
 export type Verb = 'set' | 'eval' | 'evalsha' | 'expire' | 'pexpire' | 'del' | 'script';
@@ -79,7 +86,7 @@ export function readLockCommand(verb: Verb, args: readonly unknown[], now: () =>
       const key = text(args[0]);
       const n = integer(args[1]);
       if (key === undefined || n === undefined || args.length > 3) return undefined;
-      return { op: 'extend', keys: [key], token: undefined, ttlMs: verb === 'expire' ? n * 1000 : n };
+      return { op: 'extend', keys: [key], token: undefined, ttlMs: verb === 'expire' ? n * 1000 : n, library: undefined };
     }
     case 'del': {
       const keys = args.map(text);
@@ -117,7 +124,7 @@ function readSet(args: readonly unknown[], now: () => number): LockCommand | und
   }
   if (ttlMs === undefined || ttlMs <= 0) return undefined;
   if (nx && !xx) return { op: 'acquire', keys: [key], token, ttlMs, byScript: false };
-  if (xx && !nx) return { op: 'extend', keys: [key], token, ttlMs };
+  if (xx && !nx) return { op: 'extend', keys: [key], token, ttlMs, library: undefined };
   return undefined;
 }
 
@@ -139,9 +146,13 @@ function readScript(verb: 'eval' | 'evalsha', args: readonly unknown[]): LockCom
   }
   const token = argv[0]!;
   if (ours(token)) return undefined;
-  const kind: ScriptKind | undefined = verb === 'eval' ? kindOfText(script) : kindOfSha(script);
-  if (kind === undefined) return { op: 'script', keys, argv };
-  switch (kind) {
+  const known = verb === 'eval' ? scriptOfText(script) : scriptOfSha(script);
+  if (known === undefined || known.kind === 'other') {
+    const stalledKey = bullmqStalledKey(keys, argv);
+    if (stalledKey !== undefined) return { op: 'bullmq', stalledKey };
+    return known === undefined ? { op: 'script', keys, argv } : undefined;
+  }
+  switch (known.kind) {
     case 'acquire': {
       const ttlMs = integer(argv[1]);
       return ttlMs === undefined || ttlMs === 0 ? undefined : { op: 'acquire', keys, token, ttlMs, byScript: true };
@@ -150,10 +161,8 @@ function readScript(verb: 'eval' | 'evalsha', args: readonly unknown[]): LockCom
       return { op: 'release', keys, token };
     case 'extend': {
       const ttlMs = integer(argv[1]);
-      return ttlMs === undefined ? undefined : { op: 'extend', keys, token, ttlMs };
+      return ttlMs === undefined ? undefined : { op: 'extend', keys, token, ttlMs, library: known.library };
     }
-    case 'other':
-      return undefined;
   }
 }
 

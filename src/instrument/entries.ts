@@ -1,5 +1,7 @@
 /** What the tracker keeps per lock: a hold won, or attempts not won yet. */
 
+import type { Renewals } from './renewals.js';
+
 /** A lock seen won and not yet released. Times are `performance.now()` milliseconds. */
 export interface Hold {
   readonly key: string;
@@ -23,6 +25,8 @@ export interface Hold {
   extensions: number;
   /** Taken by a lock library's script: a lock for certain, not a cache's SET NX. */
   readonly byScript: boolean;
+  /** How its renewals came; made at the first one (a lock never renewed allocates nothing for it). */
+  renewals: Renewals | undefined;
 }
 
 /** Attempts on a key and token not won yet. */

@@ -1,11 +1,12 @@
 import { ConfigError } from '../errors.js';
 import { WarnOnce } from '../sample/warn-once.js';
+import { bullmqWarning } from './bullmq.js';
 import { hookClient, trackerOf } from './hooks.js';
-import { resolveInstrumentOptions, type InstrumentOptions } from './options.js';
+import { resolveInstrumentOptions, type InstrumentOptions, type InstrumentWarningKind } from './options.js';
 import { LockTracker, type InstrumentStats } from './tracker.js';
 
 export type { InstrumentStats } from './tracker.js';
-export type { InstrumentOptions } from './options.js';
+export type { InstrumentOptions, InstrumentWarningKind } from './options.js';
 export { INSTRUMENT_DEFAULTS } from './options.js';
 
 /** A handle on an instrumented client: what it saw, and how to stop. */
@@ -69,10 +70,14 @@ export function instrument<C extends object>(client: C, options: InstrumentOptio
 }
 
 function newTracker(options: ReturnType<typeof resolveInstrumentOptions>): LockTracker {
-  const warnings = new WarnOnce<'tracking-full'>(undefined, options.onWarning);
+  const warnings = new WarnOnce<InstrumentWarningKind>(undefined, options.onWarning);
   return new LockTracker({
     ...options,
     onFull: () => warnings.warn('tracking-full', `instrument: ${options.maxOpenLocks} locks open at once; further locks are not recorded (see stats().untracked)`),
+    // Once per instrumentation (a client, its duplicates and the clients sharing its recorder): a worker runs these scripts all day.
+    onBullmq: (stalledKey) => {
+      if (!warnings.has('bullmq-scripts')) warnings.warn('bullmq-scripts', bullmqWarning(stalledKey));
+    },
   });
 }
 

@@ -26,9 +26,16 @@ export interface InstrumentOptions {
   expiredGraceMs?: number;
   /** Locks followed at once (held, or being retried); more are counted in `untracked`, with a warning. @default 100000 */
   maxOpenLocks?: number;
-  /** Called once when `maxOpenLocks` is reached; without it, a process warning says so. */
-  onWarning?: (warning: { kind: 'tracking-full'; message: string }) => void;
+  /**
+   * Called once per kind: `tracking-full` when `maxOpenLocks` is reached; `bullmq-scripts` when the client
+   * runs BullMQ's worker scripts, whose job locks it cannot see (`ttl-advisor watch` measures them).
+   * Without it, a process warning says so.
+   */
+  onWarning?: (warning: { kind: InstrumentWarningKind; message: string }) => void;
 }
+
+/** What `instrument()` warns about (each once). */
+export type InstrumentWarningKind = 'tracking-full' | 'bullmq-scripts';
 
 /** The defaults of {@link InstrumentOptions}. */
 export const INSTRUMENT_DEFAULTS = Object.freeze({ retryWindowMs: 5000, expiredGraceMs: 10_000, maxOpenLocks: 100_000 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { LeaseLibrary } from '../sample/sample.js';
 import { readLua } from './lua.js';
 
 /**
@@ -12,23 +13,35 @@ import { readLua } from './lua.js';
  */
 export type ScriptKind = 'acquire' | 'release' | 'extend' | 'other';
 
+/** A script's kind and, for a lock library's own script, whose it is (a renewal is advised in its library's words). */
+export interface ScriptInfo {
+  readonly kind: ScriptKind;
+  readonly library: LeaseLibrary | undefined;
+}
+
+/** One shared, frozen info per kind and library: looking a script up allocates nothing. */
+const info = (kind: ScriptKind, library?: LeaseLibrary): ScriptInfo => Object.freeze({ kind, library });
+const BY_KIND: Readonly<Record<ScriptKind, ScriptInfo>> = Object.freeze({ acquire: info('acquire'), release: info('release'), extend: info('extend'), other: info('other') });
+const REDLOCK_EXTEND = info('extend', 'redlock');
+const SEMAPHORE_EXTEND = info('extend', 'redis-semaphore');
+
 /**
  * The scripts of the lock libraries users have, by the SHA1 their EVALSHA
  * sends (a service whose Redis already caches a script never sends its text).
  * Each entry is checked against the library itself in the tests.
  */
-const KNOWN: ReadonlyMap<string, ScriptKind> = new Map<string, ScriptKind>([
-  // node-redlock 5.0.0-beta.2 (Redlock#acquire/extend/release, using())
-  ['96da70f7716f27d278a5218544df37fd8b0a5e4c', 'acquire'],
-  ['aed6f382e410db8ba7926d4e5e9aab410bf2a78a', 'extend'],
-  ['e4612211c9f8f51c257e26e056b0a654b3187242', 'release'],
+const KNOWN: ReadonlyMap<string, ScriptInfo> = new Map<string, ScriptInfo>([
+  // node-redlock 5.0.0-beta.2 (Redlock#acquire/extend/release; using() renews by the extend script)
+  ['96da70f7716f27d278a5218544df37fd8b0a5e4c', BY_KIND.acquire],
+  ['aed6f382e410db8ba7926d4e5e9aab410bf2a78a', REDLOCK_EXTEND],
+  ['e4612211c9f8f51c257e26e056b0a654b3187242', BY_KIND.release],
   // node-redlock 4.2.0 (lock/unlock/extend, callbacks or promises)
-  ['e5a322e2634ef59a516e8ea150cb085afafee684', 'acquire'],
-  ['ce46f80993d5dac20dd066eb301a4e37994bdbed', 'extend'],
-  ['0f0f23b9048b36752b5be114f357ba083449f908', 'release'],
-  // redis-semaphore 5 Mutex (delIfEqual, expireIfEqual); it acquires with SET NX PX
-  ['7157921a7cc7cfba979acf6d63f073151df17d12', 'release'],
-  ['594683e49a64ebaf975caf5f8079a1d097c438f1', 'extend'],
+  ['e5a322e2634ef59a516e8ea150cb085afafee684', BY_KIND.acquire],
+  ['ce46f80993d5dac20dd066eb301a4e37994bdbed', REDLOCK_EXTEND],
+  ['0f0f23b9048b36752b5be114f357ba083449f908', BY_KIND.release],
+  // redis-semaphore 5 Mutex (delIfEqual, expireIfEqual: its refresh); it acquires with SET NX PX
+  ['7157921a7cc7cfba979acf6d63f073151df17d12', BY_KIND.release],
+  ['594683e49a64ebaf975caf5f8079a1d097c438f1', SEMAPHORE_EXTEND],
 ]);
 
 export function sha1(text: string): string {
@@ -47,31 +60,41 @@ export function sha1(text: string): string {
 const MAX_LEARNT = 1000;
 const MAX_TEXT_BYTES = 4096;
 const TEXT_CACHE_BYTES = 256 * 1024;
-const bySha = new Map<string, ScriptKind>();
-const byText = new Map<string, ScriptKind>();
+const bySha = new Map<string, ScriptInfo>();
+const byText = new Map<string, ScriptInfo>();
 let textBytes = 0;
+
+/** A script sent by SHA1; `undefined` when neither known nor seen as text. */
+export function scriptOfSha(sha: string): ScriptInfo | undefined {
+  return KNOWN.get(sha) ?? bySha.get(sha.length === 40 ? sha.toLowerCase() : sha);
+}
 
 /** The kind of a script sent by SHA1; `undefined` when neither known nor seen as text. */
 export function kindOfSha(sha: string): ScriptKind | undefined {
-  return KNOWN.get(sha) ?? bySha.get(sha.length === 40 ? sha.toLowerCase() : sha);
+  return scriptOfSha(sha)?.kind;
 }
 
 /** The kind of a script sent as text (EVAL, SCRIPT LOAD); remembers its SHA1 for later EVALSHAs. */
 export function kindOfText(text: string): ScriptKind {
+  return scriptOfText(text).kind;
+}
+
+/** A script sent as text (EVAL, SCRIPT LOAD): a library's own by its SHA1, else read; remembered for later EVALSHAs. */
+export function scriptOfText(text: string): ScriptInfo {
   const cached = byText.get(text);
   if (cached !== undefined) return cached;
   const sha = sha1(text);
   const known = KNOWN.get(sha) ?? bySha.get(sha);
-  const kind = known ?? classify(text);
-  if (known === undefined && bySha.size < MAX_LEARNT) bySha.set(sha, kind);
+  const script = known ?? BY_KIND[classify(text)];
+  if (known === undefined && bySha.size < MAX_LEARNT) bySha.set(sha, script);
   // UTF-8 bytes: at least what V8 keeps for the text, in either of its string encodings.
   const bytes = text.length <= MAX_TEXT_BYTES ? Buffer.byteLength(text, 'utf8') : Infinity;
   if (bytes <= MAX_TEXT_BYTES && textBytes + bytes <= TEXT_CACHE_BYTES) {
     // A copy (UTF-16: exact, lone surrogates too): the text may be a slice of a far larger string, which a Map key would keep alive.
-    byText.set(Buffer.from(text, 'utf16le').toString('utf16le'), kind);
+    byText.set(Buffer.from(text, 'utf16le').toString('utf16le'), script);
     textBytes += bytes;
   }
-  return kind;
+  return script;
 }
 
 /** What the script caches hold now (the tests read it: the bound is in bytes). */

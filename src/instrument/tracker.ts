@@ -2,10 +2,11 @@ import type { CompiledTemplate } from '../keys/pattern.js';
 import { ConfirmedPatterns } from '../sample/confirmed.js';
 import { releaseOutcome } from '../sample/outcome.js';
 import { patternCache, type PatternCache } from '../sample/pattern-cache.js';
-import type { LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
+import type { LeaseLibrary, LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
 import { ByKey } from './by-key.js';
 import { attemptsWith, type Hold, type Waiting } from './entries.js';
 import { succeeded, type LockCommand } from './commands.js';
+import { Renewals } from './renewals.js';
 
 /** What an instrumented client saw, since it was instrumented. */
 export interface InstrumentStats {
@@ -34,6 +35,8 @@ export interface TrackerOptions {
   expiredGraceMs: number;
   maxOpenLocks: number;
   onFull: () => void;
+  /** Called when a client runs BullMQ's worker scripts (whose job locks it cannot see), with the queue's `stalled` key. */
+  onBullmq: (stalledKey: string) => void;
 }
 
 const RECENTLY_ENDED = 1024;
@@ -106,7 +109,8 @@ export class LockTracker {
       case 'release':
         return (reply, failed, resent) => resent || this.released(command.keys, command.token, client, sentMs, reply, failed);
       case 'extend':
-        return (reply, failed, resent) => !resent && !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, command.token, command.ttlMs, sentMs);
+        return (reply, failed, resent) =>
+          !resent && !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, command.token, command.ttlMs, sentMs, client, command.library);
       case 'script': {
         // An unknown script on a held lock's keys and token: ARGV[2] a TTL → extend, nothing more → release.
         const [token, ttl, ...rest] = command.argv;
@@ -114,8 +118,11 @@ export class LockTracker {
         if (ttl === undefined) return (reply, failed, resent) => resent || this.released(command.keys, token, client, sentMs, reply, failed);
         const ttlMs = /^\d{1,15}$/.test(ttl) ? Number(ttl) : undefined;
         if (ttlMs === undefined) return undefined;
-        return (reply, failed, resent) => !resent && !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, token, ttlMs, sentMs);
+        return (reply, failed, resent) => !resent && !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, token, ttlMs, sentMs, client, undefined);
       }
+      case 'bullmq':
+        this.options.onBullmq(command.stalledKey);
+        return undefined;
     }
   }
 
@@ -165,6 +172,7 @@ export class LockTracker {
         expiredMs: now + ttlMs,
         extensions: 0,
         byScript,
+        renewals: undefined,
       });
       if (added) this.counts.acquired++;
       else {
@@ -195,17 +203,23 @@ export class LockTracker {
         continue;
       }
       const outcome = releaseOutcome(failed ? 'failed' : all ? 'deleted' : 'gone', sentMs, now, hold.mayExpireMs, hold.expiredMs);
-      this.record(hold, outcome, now - hold.wonMs);
+      this.record(hold, outcome, now, now - hold.wonMs);
     }
   }
 
-  private extended(keys: readonly string[], token: string | undefined, ttlMs: number, sentMs: number): void {
+  private extended(keys: readonly string[], token: string | undefined, ttlMs: number, sentMs: number, client: number, library: LeaseLibrary | undefined): void {
     if (this.closed) return;
     const now = performance.now();
     for (const key of keys) {
       const hold = token === undefined ? this.holds.newest(key) : this.holds.find(key, token);
       if (!hold) continue;
-      hold.extensions++;
+      // Made at the first renewal, from the acquire's times (`mayExpireMs` is still its send + its TTL).
+      const renewals = (hold.renewals ??= new Renewals(hold.mayExpireMs - hold.ttlMs, hold.mayExpireMs, library ?? 'unknown'));
+      // Several servers (a quorum) each answer the same round: it is one extension.
+      if (renewals.nextRound(client)) {
+        hold.extensions++;
+        renewals.renewed(sentMs, now, ttlMs);
+      }
       hold.mayExpireMs = Math.max(hold.mayExpireMs, sentMs + ttlMs);
       hold.expiredMs = now + ttlMs;
     }
@@ -218,7 +232,7 @@ export class LockTracker {
       if (now < hold.expiredMs + expiredGraceMs) continue;
       this.holds.remove(hold);
       // Never released: the holder's end was not seen, so the hold is at least the time to expiry (censored).
-      if (this.isLock(hold)) this.record(hold, 'expired', hold.expiredMs - hold.wonMs, true);
+      if (this.isLock(hold)) this.record(hold, 'expired', now, hold.expiredMs - hold.wonMs, true);
       else this.counts.ignored++;
     }
     for (const w of this.waiting.all()) {
@@ -265,10 +279,13 @@ export class LockTracker {
     return this.patterns.get(key);
   }
 
-  private record(hold: Hold, outcome: Outcome, holdMs: number, censored = false): void {
+  private record(hold: Hold, outcome: Outcome, endMs: number, holdMs: number, censored = false): void {
     const { key, at, waitMs, attempts, ttlMs, extensions } = hold;
     const sample: LockSample = { key, at, holdMs: Math.max(0, holdMs), waitMs, attempts, ttlMs, outcome, extensions };
     if (censored) sample.censored = true;
+    // Only a hold renewed at least once: an acquire does not tell a lease from a lock (node-redlock's `using()` and
+    // `acquire()` send the same script; redis-semaphore's refresh may be off), so none is guessed.
+    if (hold.renewals) sample.renewal = hold.renewals.timings(outcome, endMs, censored);
     this.emit(sample, key);
   }
 

@@ -60,6 +60,28 @@ const ROWS: Row[] = [
       { entry: { ttlMs: 2000 }, facts: { spanMs: HOUR }, check: 'warns', apply: 'nothing' },
     ],
   },
+  {
+    says: 'a lease (renewed while held): a renewal came with under 20 % of the TTL left, or a lease ran out',
+    cases: [
+      { entry: { ttlMs: 1000 }, facts: { currentTtlMs: 1000, lease: { atRisk: 3, ranOut: 1, minMarginMs: 0 } }, check: 'fails', apply: 'raises' },
+      // The lateness rule needs no more than the TTL: the late renewals are the far tail, a look.
+      { entry: { ttlMs: 3000 }, facts: { currentTtlMs: 3000, lease: { atRisk: 1, minMarginMs: 400 } }, check: 'warns', apply: 'nothing' },
+    ],
+  },
+  {
+    says: 'a lease over 3 × what renewal lateness needs',
+    cases: [
+      { entry: { ttlMs: 30_000 }, facts: { currentTtlMs: 30_000, lease: {} }, check: 'warns', apply: 'lowers' },
+      { entry: { ttlMs: 30_000 }, facts: { currentTtlMs: 30_000, lease: {} }, strict: true, check: 'fails', apply: 'lowers' },
+    ],
+  },
+  {
+    says: 'a lease renewing in time, however long its holds',
+    cases: [
+      { entry: { ttlMs: 1000 }, facts: { currentTtlMs: 1000, p99Ms: 9000, lease: {} }, check: 'passes', apply: 'nothing' },
+      { entry: { ttlMs: 1000 }, facts: { currentTtlMs: 1000, lease: { renewals: 40 } }, check: 'warns', apply: 'nothing' },
+    ],
+  },
 ];
 
 describe("README's decision table is the code's", () => {
