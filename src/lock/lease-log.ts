@@ -1,14 +1,55 @@
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { MAX_RENEWAL_GAPS, type Outcome, type RenewalTimings } from '../sample/sample.js';
 
-/** How often the event-loop delay is sampled while a lease is held (ms): finer costs more wake-ups. */
-const LOOP_RESOLUTION_MS = 10;
+/** How often the event loop is looked at while a lease is held (ms): finer costs more wake-ups. */
+const LOOP_TICK_MS = 20;
+
+/**
+ * One ticker for every lease in the process: while any is held, an unref'd
+ * interval measures how late each of its own ticks fires — how long the event
+ * loop was blocked — and raises each held lease's longest. Per lease it costs a
+ * set entry; `perf_hooks.monitorEventLoopDelay` per lease cost ~0.5 ms and
+ * native memory each, which a service taking many short leases cannot afford.
+ */
+class LoopWatch {
+  private readonly leases = new Set<LeaseLog>();
+  private timer: NodeJS.Timeout | undefined;
+  private lastTickPerf = 0;
+
+  add(lease: LeaseLog): void {
+    this.leases.add(lease);
+    if (this.timer) return;
+    this.lastTickPerf = performance.now();
+    this.timer = setInterval(() => this.tick(), LOOP_TICK_MS);
+    this.timer.unref();
+  }
+
+  delete(lease: LeaseLog): void {
+    this.leases.delete(lease);
+    if (this.leases.size > 0 || !this.timer) return;
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    const blockedMs = Math.max(0, now - this.lastTickPerf - LOOP_TICK_MS);
+    this.lastTickPerf = now;
+    for (const lease of this.leases) {
+      // A lease nobody released (its holder gone) is let go once nothing can renew it any more.
+      if (now > lease.untilPerf) lease.stop();
+      else if (blockedMs > 0) lease.loopBlocked(blockedMs);
+    }
+  }
+}
+
+const loopWatch = new LoopWatch();
 
 /**
  * A renewed hold's renewals, as the lock sees them (see `RenewalTimings`): the
  * gap between one renewal's send and the next, the least margin left when a
  * renewal was answered, the slowest round trip, and — with `autoExtend` — the
- * longest the event loop was blocked while held (what makes renewals late).
+ * longest the event loop was blocked while held (what makes renewals late), to
+ * the ticker's 20 ms resolution.
  *
  * Made only for a lease (`autoExtend`, or a first manual `extend()`): a lock
  * that is never renewed pays nothing.
@@ -18,21 +59,28 @@ export class LeaseLog {
   private minMarginMs = Number.POSITIVE_INFINITY;
   private maxRoundTripMs = 0;
   private renewals = 0;
-  private loop: IntervalHistogram | undefined;
+  private watching = false;
   private loopMaxMs: number | undefined;
 
   /**
    * @param lastSentPerf when the acquire (or the renewal before this log) was sent: the first gap counts from it.
    * @param periodMs the renewal period meant (`autoExtend`'s interval), or `undefined` for manual extensions.
+   * @param untilPerf when the event loop stops being watched for it at the latest (past `maxHoldMs` and a TTL).
    */
   constructor(
     private lastSentPerf: number,
     private readonly periodMs: number | undefined,
+    readonly untilPerf = Number.POSITIVE_INFINITY,
   ) {
     if (periodMs === undefined) return;
-    // Its own timer: per lease, not per lock, and unref'd by Node (it never keeps a process alive).
-    this.loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
-    this.loop.enable();
+    this.loopMaxMs = 0;
+    this.watching = true;
+    loopWatch.add(this);
+  }
+
+  /** The event loop was blocked `ms` while this lease was held (see {@link LoopWatch}). */
+  loopBlocked(ms: number): void {
+    if (ms > this.loopMaxMs!) this.loopMaxMs = ms;
   }
 
   /**
@@ -48,13 +96,11 @@ export class LeaseLog {
     if (repliedPerf - sentPerf > this.maxRoundTripMs) this.maxRoundTripMs = repliedPerf - sentPerf;
   }
 
-  /** Stops sampling the event loop (the hold ended, or nothing will renew it any more). Idempotent. */
+  /** Stops watching the event loop (the hold ended, or nothing will renew it any more). Idempotent. */
   stop(): void {
-    if (!this.loop) return;
-    this.loop.disable();
-    // The histogram is in ns; with no sample yet (a hold under one resolution) it reads 0.
-    this.loopMaxMs = this.loop.count > 0 ? this.loop.max / 1e6 : 0;
-    this.loop = undefined;
+    if (!this.watching) return;
+    this.watching = false;
+    loopWatch.delete(this);
   }
 
   /**

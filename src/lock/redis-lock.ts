@@ -323,7 +323,7 @@ export class RedisLock {
     const current = ((generation) => () => this.generation === generation)(this.generation);
     // On an error the lock is not lost for sure (Redis may be back for the release), but no longer safe: stop the work.
     const failed = (error: unknown) => current() && this.lockSignal().abort(this.lossError('extend-failed', this.heldMs, error));
-    this.lease = new LeaseLog(this.sentPerf, this.options.autoExtendMs);
+    this.lease = new LeaseLog(this.sentPerf, this.options.autoExtendMs, this.sentPerf + this.options.maxHoldMs + this.options.ttlMs);
     this.extender = new AutoExtender({ isHeld: () => this.isHeld && current(), extend: () => this.extend(), failed }, this.options.autoExtendMs, this.options.maxHoldMs);
   }
 }

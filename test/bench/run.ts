@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { startRedisServer } from '../helpers/redis-server.js';
 import { benchInstrument } from './instrument.js';
 import { benchLockOverhead } from './lock-overhead.js';
+import { benchLeases } from './lease.js';
 import { benchWatch } from './watch.js';
 import { benchFootprint, benchRecorderIngest } from './recorder-ingest.js';
 import { benchReport } from './report.js';
@@ -29,6 +30,16 @@ try {
     const redis = new Redis(process.env.REDIS_URL ?? server!.url);
     try {
       results.lockOverhead = await benchLockOverhead(redis, dir);
+    } finally {
+      redis.disconnect();
+      await server?.stop();
+    }
+  }
+  if (wanted('lease')) {
+    const server = process.env.REDIS_URL ? undefined : await startRedisServer();
+    const redis = new Redis(process.env.REDIS_URL ?? server!.url);
+    try {
+      results.leases = await benchLeases(redis, dir);
     } finally {
       redis.disconnect();
       await server?.stop();
