@@ -198,6 +198,7 @@ export function summarize(
 
   const notAcquiredRate = count > 0 ? outcomes.not_acquired / count : 0;
   const contended = waitP99Ms > CONTENTION_WAIT_P99_MS || notAcquiredRate > CONTENTION_NOT_ACQUIRED_RATE;
+  // A lease's expirations and extensions are its findings' (lease-at-risk, the renewals), not hints beside them.
   const hints = patternHints({
     count,
     holdCount,
@@ -211,7 +212,7 @@ export function summarize(
     extended,
     extensions,
     ttl,
-  });
+  }).filter((h) => !leaseAnalysis || (h.kind !== 'expired' && h.kind !== 'extended'));
 
   // The holds above the p99 whose end was seen, by upper edge; every censored one, by how long it was seen held.
   const holdTail: PatternAnalysis['holdTail'] = [];

@@ -78,8 +78,8 @@ export function overviewSpec(analysis: Analysis): TopLevelSpec {
 export function distributionSpec(p: PatternAnalysis): TopLevelSpec {
   const marks = [
     { name: `p99 ${formatMs(p.holdMs.p99)}`, ms: Math.max(p.holdMs.p99, 0.001), color: '#37474f', dash: [4, 3] },
-    { name: `current TTL ${formatMs(p.ttl.currentMs)}`, ms: Math.max(p.ttl.currentMs, 0.001), color: VERDICT_COLOR[p.verdict], dash: [] },
-    { name: `recommended ${formatMs(p.recommendedTtlMs)}`, ms: p.recommendedTtlMs, color: '#2e7d32', dash: [8, 3] },
+    { name: `${p.lease ? 'lease in use' : 'current TTL'} ${formatMs(p.ttl.currentMs)}`, ms: Math.max(p.ttl.currentMs, 0.001), color: VERDICT_COLOR[p.verdict], dash: [] },
+    { name: `recommended ${p.lease ? 'lease ' : ''}${formatMs(p.recommendedTtlMs)}`, ms: p.recommendedTtlMs, color: '#2e7d32', dash: [8, 3] },
   ];
   // Padded, so that a line at the largest value (a TTL of exactly 10 s) never sits on the chart's edge.
   const x = { type: 'quantitative', scale: { type: 'log', padding: 12 }, title: 'hold time, ms (log scale)' } as const;
@@ -147,8 +147,8 @@ export function hourlySpec(p: PatternAnalysis): TopLevelSpec {
     ? `Hold time per hour (UTC) against the TTL: the last ${MAX_CHART_HOURS / 24} days (${hidden} earlier ${hidden === 1 ? 'hour' : 'hours'} with data not shown)`
     : 'Hold time per hour (UTC) against the TTL';
   const lines = [
-    { name: `current TTL ${formatMs(p.ttl.currentMs)}`, ms: Math.max(p.ttl.currentMs, 0.001), color: VERDICT_COLOR[p.verdict], dash: [] as number[] },
-    { name: `recommended ${formatMs(p.recommendedTtlMs)}`, ms: p.recommendedTtlMs, color: '#2e7d32', dash: [8, 3] },
+    { name: `${p.lease ? 'lease in use' : 'current TTL'} ${formatMs(p.ttl.currentMs)}`, ms: Math.max(p.ttl.currentMs, 0.001), color: VERDICT_COLOR[p.verdict], dash: [] as number[] },
+    { name: `recommended ${p.lease ? 'lease ' : ''}${formatMs(p.recommendedTtlMs)}`, ms: p.recommendedTtlMs, color: '#2e7d32', dash: [8, 3] },
   ];
   const series = ['p99', 'longest hold'];
   const y = { type: 'quantitative', scale: { type: 'log', padding: 8 }, title: 'ms (log scale)' } as const;

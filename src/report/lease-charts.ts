@@ -44,7 +44,7 @@ export function leaseLatenessSpec(lease: LeaseAnalysis, ttlMs: number): TopLevel
         mark: { type: 'rule', strokeWidth: 2 },
         encoding: {
           x: { ...x, field: 'ms' },
-          color: { field: 'name', type: 'nominal', title: null, scale: scale('color') },
+          color: { field: 'name', type: 'nominal', title: null, scale: scale('color'), legend: { labelLimit: 380, orient: 'bottom', direction: 'vertical' } },
           strokeDash: { field: 'name', type: 'nominal', title: null, scale: scale('dash') },
         },
       },
@@ -63,7 +63,7 @@ export function leaseMarginSpec(lease: LeaseAnalysis, ttlMs: number): TopLevelSp
     type: 'nominal',
     title: null,
     scale: { domain: ['least margin', ...lines.map((l) => l.name)], range: ['#1565c0', ...lines.map((l) => l.color)] },
-    legend: { symbolType: 'stroke', symbolStrokeWidth: 2 },
+    legend: { symbolType: 'stroke', symbolStrokeWidth: 2, labelLimit: 380 },
   } as const;
   const y = { type: 'quantitative', title: 'ms left at a renewal', scale: { domainMin: 0 } } as const;
   return {
