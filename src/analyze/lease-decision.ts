@@ -65,6 +65,8 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
     fails = options.failOnInsufficientData && !judged.pinned;
     warns = true;
   }
+  // Why apply leaves a lease that wants a move; with too few renewals there is no advice to leave out.
+  if (insufficient && verdict !== 'insufficient-data') findings.push({ kind: 'insufficient-renewals', renewals: lease.renewals, neededCount: MIN_RENEWALS });
   // What the renewals showed and the advice in the library's words, after what is wrong.
   findings.push({ kind: 'lease', lease, ttlMs: base, floorMs: rule.floorMs });
   if (apply.kind === 'hold' && moves && apply.why.kind !== 'too-few-renewals') {

@@ -47,6 +47,8 @@ interface PatternSpec {
   hung: number;
   /** Holds past the TTL are seen by watch (censored at the TTL) rather than by our lock (real hold). */
   watched: boolean;
+  /** A lease: renewed every `alpha` × TTL, renewals late by up to `lateMs` now and then; the library it is. */
+  lease: { alpha: number; lateMs: number; library: 'bullmq' | 'redlock' | 'redis-semaphore' | 'unknown' } | undefined;
 }
 
 const NAMES = [
@@ -73,6 +75,7 @@ function generatePatterns(r: () => number): PatternSpec[] {
     slowShare: pick(r, [0, 0, 0.005, 0.01, 0.03]),
     hung: pick(r, [0, 0, 1, 5]),
     watched: r() < 0.3,
+    lease: r() < 0.3 ? { alpha: pick(r, [1 / 3, 0.5, 0.8]), lateMs: pick(r, [2, 50, 400, 3000]), library: pick(r, ['bullmq', 'redlock', 'redis-semaphore', 'unknown'] as const) } : undefined,
   }));
 }
 
@@ -85,6 +88,22 @@ function samplesOf(spec: PatternSpec, r: () => number): LockSample[] {
     hold = Math.min(Math.max(hold, 0.05), 3_600_000);
     const at = START + Math.floor((i / spec.holds) * spec.spanMs);
     const sample: LockSample = { key: spec.key(i), at, holdMs: hold, waitMs: 0, ttlMs: spec.ttlMs, outcome: 'released' };
+    if (spec.lease) {
+      // Renewed while held: lost only when a renewal came later than the TTL in force.
+      const periodMs = Math.max(1, spec.lease.alpha * spec.ttlMs);
+      const gapsMs: number[] = [];
+      for (let t = 0; t + periodMs < hold && gapsMs.length < 256; ) {
+        const gap = periodMs + (r() < 0.02 ? spec.lease.lateMs * r() : r() * 2);
+        gapsMs.push(gap);
+        t += gap;
+      }
+      const minMarginMs = Math.min(spec.ttlMs, ...gapsMs.map((g) => spec.ttlMs - g));
+      const known = spec.lease.library === 'bullmq';
+      Object.assign(sample, { extensions: gapsMs.length, renewal: { gapsMs, minMarginMs, library: spec.lease.library, ...(known && { periodMs }) } });
+      if (minMarginMs <= 0) sample.outcome = 'expired';
+      samples.push(sample);
+      continue;
+    }
     if (hold >= spec.ttlMs) {
       sample.outcome = 'expired';
       // watch sees only the expiry: the hold is at least the TTL, its end unseen.
@@ -142,8 +161,13 @@ function generatePolicy(r: () => number, specs: PatternSpec[]): TtlPolicy {
 /** A failing row must name why only a human can act, when apply does not act. */
 function humanDecision(d: Decision): boolean {
   if (d.apply.kind !== 'hold') return false;
-  const named = d.apply.why.kind === 'too-few-samples' ? d.findings.some((f) => f.kind === 'insufficient-data') : d.findings.some((f) => f.kind === 'held');
-  return named && ['pinned', 'too-few-samples', 'short-window'].includes(d.apply.why.kind);
+  const named =
+    d.apply.why.kind === 'too-few-samples'
+      ? d.findings.some((f) => f.kind === 'insufficient-data')
+      : d.apply.why.kind === 'too-few-renewals'
+        ? d.findings.some((f) => f.kind === 'insufficient-renewals')
+        : d.findings.some((f) => f.kind === 'held');
+  return named && ['pinned', 'too-few-samples', 'too-few-renewals', 'short-window'].includes(d.apply.why.kind);
 }
 
 const describeCase = (seed: number, specs: PatternSpec[], policy: TtlPolicy) =>
@@ -154,6 +178,7 @@ describe('convergence: check fails only on what apply changes, or on a decision 
     let failedBefore = 0;
     let convergedToZero = 0;
     let heldByHuman = 0;
+    const leases = { atRisk: 0, ok: 0 };
     for (let seed = 1; seed <= CASES; seed++) {
       const r = random(seed);
       const specs = generatePatterns(r);
@@ -179,6 +204,7 @@ describe('convergence: check fails only on what apply changes, or on a decision 
         heldByHuman++;
       }
       if (after.exitCode === 0) convergedToZero++;
+      for (const p of analysis.patterns) if (p.lease) p.verdict === 'lease-at-risk' ? leases.atRisk++ : p.verdict === 'ok' && leases.ok++;
       // Nothing that needs a human is left unsaid: every warn or fail row has a finding.
       for (const row of [...after.rows, ...after.missingFromPolicy]) expect(row.decision.findings.length, where()).toBeGreaterThan(0);
 
@@ -189,5 +215,7 @@ describe('convergence: check fails only on what apply changes, or on a decision 
     expect(failedBefore).toBeGreaterThan(CASES / 5);
     expect(convergedToZero).toBeGreaterThan(CASES / 4);
     expect(heldByHuman).toBeGreaterThan(0);
+    expect(leases.atRisk, 'lease patterns at risk').toBeGreaterThan(CASES / 20);
+    expect(leases.ok, 'lease patterns renewing in time').toBeGreaterThan(CASES / 20);
   }, 120_000);
 });
