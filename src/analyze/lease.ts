@@ -134,7 +134,8 @@ export function analyzeLease(reader: LeaseReader, facts: LeaseFacts): LeaseAnaly
   if (holds < LEASE_SHARE * facts.holdCount && !ALWAYS_LEASES.has(library)) return undefined;
   const ms = (us: number) => us / 1000;
   const { gap, lateness, margin, roundTrip, loopDelay } = sum;
-  const known = lateness.totalCount > 0;
+  // The holders' own period where the door knew it (BullMQ, Redisson, autoExtend), even before any renewal.
+  const known = sum.periods.size > 0;
   const ttlMs = Math.max(facts.ttlMs, 1);
   // The holders' own period, or the median gap: then a gap's lateness is how far past the median it came.
   const periodMs = known ? mostCommon(sum.periods, 0, (p) => p) : ms(gap.valueAtPercentile(50));

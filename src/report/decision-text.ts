@@ -61,12 +61,16 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
       return leaseText(f.lease, f.ttlMs, f.floorMs);
     case 'lease-at-risk': {
       const ranOut = ranOutText(f.lease, f.ranOut);
+      if (f.lease.renewals === 0) {
+        return `${ranOut || `${formatCount(f.atRisk)} lease(s) came near running out`} before any renewal was seen (a holder gone, or blocked past the ${formatMs(f.ttlMs)} lease): too few renewals yet to say what lease it needs.`;
+      }
+      const need =
+        f.recommendedTtlMs > f.ttlMs
+          ? `renewal lateness needs ${formatMs(f.recommendedTtlMs)}.`
+          : `the lateness rule needs no more than ${formatMs(f.ttlMs)}: these were the far tail — look at what blocked the holders (event loop, GC, Redis latency).`;
       return (
         `${formatCount(f.atRisk)} of ${formatCount(f.holds)} lease(s) came within 20 % of running out at a renewal${ranOut ? `, ${ranOut}` : ''}: ` +
-        `the latest renewal came ${formatMs(f.latestLateMs)} late, ${f.minMarginMs <= 0 ? 'with nothing left' : `with ${formatMs(f.minMarginMs)} left`} of a ${formatMs(f.ttlMs)} lease; ` +
-        (f.recommendedTtlMs > f.ttlMs
-          ? `renewal lateness needs ${formatMs(f.recommendedTtlMs)}.`
-          : `the lateness rule needs no more than ${formatMs(f.ttlMs)}: these were the far tail — look at what blocked the holders (event loop, GC, Redis latency).`)
+        `the latest renewal came ${formatMs(f.latestLateMs)} late, ${f.minMarginMs <= 0 ? 'with nothing left' : `with ${formatMs(f.minMarginMs)} left`} of a ${formatMs(f.ttlMs)} lease; ${need}`
       );
     }
     case 'lease-too-long':

@@ -1,5 +1,5 @@
 import type { LeaseAnalysis } from '../analyze/lease.js';
-import { LEASE_SAFETY } from '../analyze/lease.js';
+import { LEASE_SAFETY, MIN_RENEWALS } from '../analyze/lease.js';
 import { formatCount, formatMs } from '../units.js';
 
 /**
@@ -27,7 +27,7 @@ export function leaseSettingsText(lease: LeaseAnalysis): string {
   const { leaseMs, renewEveryMs, thresholdMs, maxHoldMs } = lease.recommended;
   switch (lease.library) {
     case 'bullmq':
-      return `Worker option \`lockDuration: ${leaseMs}\` (renewed every \`lockDuration / 2\`); a crashed worker's job is taken up again within \`lockDuration\` + \`stalledInterval\`, so keep \`stalledInterval\` near it; a job timeout of ${formatMs(maxHoldMs)}`;
+      return `Worker option \`lockDuration: ${leaseMs}\` (renewed \`lockDuration / 2\` apart at the latest); a crashed worker's job is taken up again within \`lockDuration\` + \`stalledInterval\`, so keep \`stalledInterval\` near it; a job timeout of ${formatMs(maxHoldMs)}`;
     case 'redlock':
       return `\`redlock.using(keys, ${leaseMs}, { automaticExtensionThreshold: ${thresholdMs ?? leaseMs - renewEveryMs} }, …)\`; abort the routine after ${formatMs(maxHoldMs)}`;
     case 'redis-semaphore':
@@ -54,7 +54,10 @@ export function leaseFormulaText(lease: LeaseAnalysis, floorMs: number): string 
 
 /** The lease finding: what the renewals showed and what to set. */
 export function leaseText(lease: LeaseAnalysis, ttlMs: number, floorMs: number): string {
-  const period = lease.periodSource === 'known' ? `every ${formatMs(lease.periodMs)} (the holders' period)` : `about every ${formatMs(lease.periodMs)} (the median gap)`;
+  if (lease.renewals === 0) {
+    return `${libraryName(lease)} lease: ${formatCount(lease.holds)} hold(s), no renewal seen yet: nothing to advise the lease from (it needs ${formatCount(MIN_RENEWALS)} renewals).`;
+  }
+  const period = lease.periodSource === 'known' ? `due at most ${formatMs(lease.periodMs)} apart (the holders' period)` : `about every ${formatMs(lease.periodMs)} (the median gap)`;
   const margin = lease.atRisk > 0 ? '' : `, the least margin ${formatMs(lease.minMarginMs)} of ${formatMs(ttlMs)}`;
   const loop = lease.loopDelayMaxMs !== null ? `; the event loop was blocked up to ${formatMs(lease.loopDelayMaxMs)}` : '';
   return (

@@ -1,28 +1,34 @@
-import type { CompiledTemplate } from '../keys/pattern.js';
 import { ConfirmedPatterns } from '../sample/confirmed.js';
-import { patternCache, type PatternCache } from '../sample/pattern-cache.js';
-import type { LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
-
+import { PatternCache } from '../sample/pattern-cache.js';
+import type { LeaseLibrary, LockSample, Outcome } from '../sample/sample.js';
+import { BoundedSet } from './bounded-set.js';
+import { isLibraryNonLock, leaseLibraryOf, watchedPatternOf } from './lease-keys.js';
+import { RenewalTiming, renewalOf } from './renewal-timing.js';
+import { zeroCounts, type KeyspaceTrackerOptions, type WatchStats } from './tracker-options.js';
 import { likelyTtl } from './ttl-rounding.js';
 
+export type { KeyspaceTrackerOptions, WatchStats } from './tracker-options.js';
 export { likelyTtl, roundingSlackCapMs } from './ttl-rounding.js';
 
 /**
  * Turns keyspace notifications into lock samples. Per key, as Redis reports it:
- * `set` (and the `expire` of its PX/EX) opens a hold; `del` ends it `released`;
+ * `set` (and the `expire` of its PX/EX) opens a hold, and so does `hincrby` followed
+ * at once by `expire` (Redisson's hash lock); `del` ends it `released`;
  * `expired` ends it `expired`, `evicted` `lost`; a later `set` or `expire` on a
- * held key is an extension. Times are arrival times in this process
+ * held key is an extension, a renewal whose gap and margin are timed
+ * (renewal-timing.ts). Times are arrival times in this process
  * (`performance.now()`), so a hold is `del` arrival − `set` arrival.
  *
- * What is a lock: a key whose `set` leaves it with a TTL (read with PTTL at
- * once), and whose pattern has been seen deleted while held. A key with no TTL,
- * or one that only ever expires (a cache entry), is never a sample; expirations
- * count only on a pattern already seen released.
+ * What is a lock: a key whose `set` (or `hincrby` + PEXPIRE) leaves it with a TTL (read
+ * with PTTL at once), and whose pattern has been seen deleted while held. A key
+ * with no TTL, one that only ever expires (a cache entry), or a lease library's
+ * key that is not a lock (lease-keys.ts) is never a sample; expirations count
+ * only on a pattern already seen released.
  */
 
 export type KeyspaceEvent = string;
 
-/** A key's hold, from its `set`. */
+/** A key's hold, from its `set` or `hincrby`. */
 interface Open {
   readonly id: string;
   readonly node: string;
@@ -42,62 +48,15 @@ interface Open {
   expiresMs: number | undefined;
   /** An end that arrived before PTTL answered. */
   ended: { outcome: Outcome; atMs: number } | undefined;
-}
-
-export interface WatchStats {
-  /** Notifications read. */
-  events: number;
-  /** Samples recorded, by outcome (expiries on patterns never released are `unconfirmed`, not here). */
-  recorded: Record<Outcome, number>;
-  /** Locks held now, as far as the notifications tell. */
-  open: number;
-  /** Keys set without a TTL, or whose TTL was removed: not locks. */
-  notLocks: number;
-  /**
-   * Holds that ended by expiry or eviction on a pattern never seen released, not recorded: with
-   * `--match '*'` every one (caches, most likely), else the evicted ones (expired ones are `unconfirmed`).
-   */
-  ignored: number;
-  /** Expirations recorded on a pattern never seen released: a lock whose every hold overruns, or a cache the glob matches. */
-  unconfirmed: number;
-  /** Holds whose TTL could not be read (the key was gone before PTTL ran, and its pattern's TTL is unknown). */
-  unknownTtl: number;
-  /** Holds dropped because `maxOpen` were open, or because their node's connection dropped while they were open. */
-  dropped: number;
-  /** Of `dropped`, those open across a lost connection (their end was not seen). */
-  droppedInGaps: number;
-}
-
-export interface KeyspaceTrackerOptions {
-  /** Never throws (see `safeRecorder`). */
-  recorder: SampleRecorder;
-  templates: readonly CompiledTemplate[];
-  instance: string | undefined;
-  maxOpen: number;
-  /**
-   * Record expirations on patterns never seen released, flagged `unconfirmed` (the lock glob is
-   * narrow: `*lock*`); with `--match '*'` they are not locks until a release is seen. @default true
-   */
-  keepUnconfirmed?: boolean;
-  /** Reads a key's PTTL on the node it lives on: `key` is as shown, `keyBytes` the exact bytes to send. */
-  readTtl: (node: string, db: number, key: string, keyBytes: Buffer) => Promise<number>;
+  /** The lease library its key or its acquire showed (lease-keys.ts). */
+  readonly library: LeaseLibrary | undefined;
+  /** Its renewals, from the first. */
+  renewal: RenewalTiming | undefined;
 }
 
 const MAX_TTL_PATTERNS = 10_000;
 /** Patterns whose expiries are recorded before a release confirms them (a recorder keeps 1,000 patterns by default). */
 const MAX_UNCONFIRMED_PATTERNS = 50;
-
-/** A set that admits at most `max` members; a member admitted stays admitted. */
-class BoundedSet {
-  private readonly members = new Set<string>();
-  constructor(private readonly max: number) {}
-  admit(member: string): boolean {
-    if (this.members.has(member)) return true;
-    if (this.members.size >= this.max) return false;
-    this.members.add(member);
-    return true;
-  }
-}
 const MAX_AWAITING_PATTERNS = 1000;
 const MAX_AWAITING_PER_PATTERN = 1000;
 
@@ -111,19 +70,12 @@ export class KeyspaceTracker {
   /** Holds that ended before any TTL of their pattern was read: finished as soon as one is. */
   private readonly awaitingTtl = new Map<string, { o: Open; outcome: Outcome; endMs: number }[]>();
   private awaiting = 0;
-  readonly counts: Omit<WatchStats, 'open'> = {
-    events: 0,
-    recorded: { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 },
-    notLocks: 0,
-    ignored: 0,
-    unconfirmed: 0,
-    unknownTtl: 0,
-    dropped: 0,
-    droppedInGaps: 0,
-  };
+  /** Per node, a HINCRBY on a key not held, when it is the node's last notification: a hash lock if its PEXPIRE is next. */
+  private readonly hashTaken = new Map<string, { id: string; atMs: number }>();
+  readonly counts = zeroCounts();
 
   constructor(private readonly options: KeyspaceTrackerOptions) {
-    this.patterns = patternCache(options.templates);
+    this.patterns = new PatternCache(options.templates, (key) => watchedPatternOf(key, options.templates));
   }
 
   stats(): WatchStats {
@@ -139,22 +91,28 @@ export class KeyspaceTracker {
     // latin1 maps bytes to characters one to one: two keys are one only if their bytes are.
     const id = `${node}\u0000${db}\u0000${typeof key === 'string' ? Buffer.from(key).toString('latin1') : key.toString('latin1')}`;
     const held = this.open.get(id);
+    // Redisson takes its hash lock with HINCRBY then PEXPIRE in one script: two notifications in a row on its node.
+    const hashTaken = this.hashTaken.get(node);
+    if (hashTaken) this.hashTaken.delete(node);
     switch (event) {
       case 'set':
         if (held) {
-          // SET on a held key (SET XX PX, node-redlock's extend): the same holder, a new TTL.
-          held.extensions++;
+          // SET on a held key (SET XX PX, node-redlock's extend, BullMQ's extendLocks): the same holder, a new TTL.
+          this.renew(held, nowMs);
           held.expectExpire = true;
-          this.readTtl(held);
-        } else this.start(id, node, db, key, nowMs);
+        } else this.start(id, node, db, key, 'set', nowMs);
+        return;
+      case 'hincrby':
+        // On a held key, a re-entry or a partial unlock: the PEXPIRE after it is counted as the renewal it is.
+        if (!held) this.hashTaken.set(node, { id, atMs: nowMs });
         return;
       case 'expire':
-        if (!held) return;
-        if (held.expectExpire) held.expectExpire = false;
-        else {
-          held.extensions++;
-          this.readTtl(held);
+        if (!held) {
+          if (hashTaken?.id === id) this.start(id, node, db, key, 'hincrby', hashTaken.atMs);
+          return;
         }
+        if (held.expectExpire) held.expectExpire = false;
+        else this.renew(held, nowMs); // PEXPIRE: Redisson's watchdog, redis-py's extend()
         return;
       case 'del':
         if (held) this.end(held, 'released', nowMs);
@@ -179,6 +137,7 @@ export class KeyspaceTracker {
 
   /** A node's connection dropped: the holds open on it will never be seen ending. Returns how many. */
   dropNode(node: string): number {
+    this.hashTaken.delete(node);
     let n = 0;
     for (const [id, o] of this.open) {
       if (o.node !== node) continue;
@@ -200,7 +159,10 @@ export class KeyspaceTracker {
     return n;
   }
 
-  private start(id: string, node: string, db: number, key: string | Buffer, nowMs: number): void {
+  private start(id: string, node: string, db: number, key: string | Buffer, event: 'set' | 'hincrby', nowMs: number): void {
+    const shown = typeof key === 'string' ? key : key.toString('utf8');
+    // Set with a TTL and deleted like a lock, but known not to be one: never a sample.
+    if (isLibraryNonLock(shown)) return;
     if (this.open.size >= this.options.maxOpen) {
       this.counts.dropped++;
       return;
@@ -209,19 +171,28 @@ export class KeyspaceTracker {
       id,
       node,
       db,
-      key: typeof key === 'string' ? key : key.toString('utf8'),
+      key: shown,
       // A copy: the notification's bytes are a view into a socket chunk of 64 KB or more, kept while the lock is held.
       keyBytes: Buffer.from(key),
       setMs: nowMs,
       at: Date.now(),
       ttlMs: undefined,
       ttlRead: false,
-      expectExpire: true,
+      // SET … PX emits `expire` after `set`; a hash lock starts at its PEXPIRE's.
+      expectExpire: event === 'set',
       extensions: 0,
       expiresMs: undefined,
       ended: undefined,
+      library: leaseLibraryOf(shown, event),
+      renewal: undefined,
     };
     this.open.set(id, o);
+    this.readTtl(o);
+  }
+
+  private renew(o: Open, nowMs: number): void {
+    o.extensions++;
+    (o.renewal ??= new RenewalTiming(o.setMs, o.ttlMs)).renewed(nowMs);
     this.readTtl(o);
   }
 
@@ -251,9 +222,12 @@ export class KeyspaceTracker {
         o.ttlMs = ttl;
         this.learnTtl(this.patternOf(o.key), ttl);
       }
+      // A renewal's TTL, the next one's margin is measured against (redis-py's extend() adds to what is left).
+      o.renewal?.ttlSet(ttl);
       o.expiresMs = repliedMs + pttl;
     } else if (first) {
       o.ttlMs = this.lastTtl.get(this.patternOf(o.key));
+      if (o.ttlMs !== undefined) o.renewal?.ttlSet(o.ttlMs);
     }
     if (first && o.ended) this.finish(o, o.ended.outcome, o.ended.atMs);
   }
@@ -305,15 +279,18 @@ export class KeyspaceTracker {
     }
     // An expired lock was held at least its TTL in force (Redis may report the expiry later than it
     // happened); when its holder finished is not seen (a release of a missing key emits nothing): censored.
-    const holdMs = outcome === 'expired' ? (o.extensions > 0 && o.expiresMs !== undefined ? o.expiresMs - o.setMs : o.ttlMs) : endMs - o.setMs;
-    const sample: LockSample = { key: o.key, at: o.at, holdMs: Math.max(0, holdMs), waitMs: null, ttlMs: o.ttlMs, outcome, extensions: o.extensions };
+    const holdMs = Math.max(0, outcome === 'expired' ? (o.extensions > 0 && o.expiresMs !== undefined ? o.expiresMs - o.setMs : o.ttlMs) : endMs - o.setMs);
+    const sample: LockSample = { key: o.key, at: o.at, holdMs, waitMs: null, ttlMs: o.ttlMs, outcome, extensions: o.extensions };
     if (outcome === 'expired') sample.censored = true;
+    const renewal = renewalOf(o.renewal, o.library, o.setMs, o.ttlMs, holdMs, outcome === 'expired');
+    if (renewal) sample.renewal = renewal;
     // Counted apart from the locks: they are not known to be locks.
     if (unconfirmed) {
       sample.unconfirmed = true;
       this.counts.unconfirmed++;
     } else this.counts.recorded[outcome]++;
-    if (this.options.templates.length > 0) sample.pattern = pattern;
+    // Given where the recorder's heuristics would name it otherwise (a template, BullMQ's job locks).
+    if (this.options.templates.length > 0 || o.library === 'bullmq') sample.pattern = pattern;
     if (this.options.instance !== undefined) sample.instance = this.options.instance;
     this.options.recorder.record(sample);
   }

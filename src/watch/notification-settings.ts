@@ -1,6 +1,6 @@
 import { WatchError } from '../errors.js';
 import { clearMark, configureMarks, joinMarks, leaveMarks, markOriginal, type ConfigureMarks } from './configure-marks.js';
-import { missingClasses, notificationsOffMessage, probedOffMessage, withNeededClasses } from './notifications.js';
+import { WANTED_CLASSES, missingClasses, missingWantedClasses, notificationsOffMessage, probedOffMessage, wantedOffMessage, withNeededClasses } from './notifications.js';
 import { OWN_KEY_PREFIX, ownKeyTag } from './own-keys.js';
 import { probeNotifications } from './probe.js';
 import type { NodeAddress, Reply, RespConnection } from './resp.js';
@@ -42,7 +42,10 @@ export function select(node: SettingsNode, cmd: RespConnection, db: number): voi
   void cmd.send(['SELECT', db]).catch(() => undefined);
 }
 
-/** Checks (or, with `configure`, sets) the classes `watch` needs on a node; throws a {@link WatchError} saying what to set. */
+/**
+ * Checks (or, with `configure`, sets) the classes `watch` needs on a node; throws a {@link WatchError} saying what to set.
+ * A wanted class that is off (`h`: hash locks) is only a notice: the other locks are seen without it.
+ */
 export async function checkNotifications(ctx: SettingsContext, node: SettingsNode, cmd: RespConnection): Promise<void> {
   const reply = await cmd.send(['CONFIG', 'GET', 'notify-keyspace-events']);
   const current = Array.isArray(reply) && Buffer.isBuffer(reply[1]) ? reply[1].toString() : undefined;
@@ -50,6 +53,7 @@ export async function checkNotifications(ctx: SettingsContext, node: SettingsNod
   if (current === undefined) await probe(ctx, node, cmd, reply instanceof Error ? reply.message : 'CONFIG GET answered nothing');
   else if (ctx.configure) await configure(ctx, node, cmd, current);
   else if (missingClasses(current) !== '') throw new WatchError(notificationsOffMessage(node.id, current));
+  else if (missingWantedClasses(current) !== '') ctx.notice(wantedOffMessage(node.id, missingWantedClasses(current), current));
 }
 
 /** Leaves the node's marks and, as the last configuring watcher, restores the setting from before. */
@@ -104,14 +108,19 @@ async function probe(ctx: SettingsContext, node: SettingsNode, cmd: RespConnecti
   if ('untested' in result) {
     ctx.notice(
       `cannot check the keyspace notifications on ${node.id}: notify-keyspace-events cannot be read (${why}) nor tested (${result.untested}); ` +
-        'watching anyway: if no lock is ever counted, add Kg$x to notify-keyspace-events',
+        "watching anyway: if no lock is ever counted, add Kg$x to notify-keyspace-events (and h, to see hash locks such as Redisson's)",
     );
-  } else if (result.missing !== '') throw new WatchError(probedOffMessage(node.id, result.missing, why));
+    return;
+  }
+  const wanted = [...result.missing].filter((c) => (WANTED_CLASSES as readonly string[]).includes(c)).join('');
+  const needed = [...result.missing].filter((c) => !wanted.includes(c)).join('');
+  if (needed !== '') throw new WatchError(probedOffMessage(node.id, needed, why));
+  if (wanted !== '') ctx.notice(wantedOffMessage(node.id, wanted, undefined));
 }
 
-/** `--configure`: joins the node's marks (or remembers the setting in memory), then adds the missing classes. */
+/** `--configure`: joins the node's marks (or remembers the setting in memory), then adds the missing classes, wanted ones too. */
 async function configure(ctx: SettingsContext, node: SettingsNode, cmd: RespConnection, current: string): Promise<void> {
-  const missing = missingClasses(current);
+  const missing = missingClasses(current) + missingWantedClasses(current);
   const tag = await ownTag(ctx, cmd);
   if (tag !== undefined) {
     const marks = configureMarks(tag);

@@ -1,19 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import type { LockSample } from '../../src/index.js';
 import { KeyspaceTracker } from '../../src/watch/keyspace-tracker.js';
-import { missingClasses, notificationsOffMessage, withNeededClasses } from '../../src/watch/notifications.js';
+import { missingClasses, missingWantedClasses, notificationsOffMessage, wantedOffMessage, withNeededClasses } from '../../src/watch/notifications.js';
 import { ReplyParser, encodeCommand, nodeOfUrl, type Reply } from '../../src/watch/resp.js';
 
 describe('the notification classes watch needs', () => {
-  it('reads what is missing, A included, and adds only that', () => {
+  it('reads what is missing, A included, and adds only that; h (hash locks) is added but not required', () => {
     expect(missingClasses('')).toBe('Kg$x');
     expect(missingClasses('Ex')).toBe('Kg$');
     expect(missingClasses('KA')).toBe('');
     expect(missingClasses('AE')).toBe('K');
     expect(missingClasses('g$xK')).toBe('');
-    expect(withNeededClasses('Ex')).toBe('ExKg$');
+    expect([missingWantedClasses('g$xK'), missingWantedClasses('KA'), missingWantedClasses('Kg$xh')]).toEqual(['h', '', '']);
+    expect(withNeededClasses('Ex')).toBe('ExKg$h');
+    expect(withNeededClasses('KA')).toBe('KA');
     expect(notificationsOffMessage('h:1', '')).toBe(
-      'Keyspace notifications on h:1 lack Kg$x (notify-keyspace-events is ""): run CONFIG SET notify-keyspace-events Kg$x (on a managed Redis, set the parameter notify-keyspace-events to Kg$x), or pass --configure',
+      'Keyspace notifications on h:1 lack Kg$x (notify-keyspace-events is ""): run CONFIG SET notify-keyspace-events Kg$xh (on a managed Redis, set the parameter notify-keyspace-events to Kg$xh), or pass --configure ' +
+        "(h lets watch see hash locks such as Redisson's RLock, taken with HINCRBY)",
+    );
+    expect(notificationsOffMessage('h:1', 'Exh')).not.toContain('Redisson');
+    expect(wantedOffMessage('h:1', 'h', 'Kg$x')).toBe(
+      "notify-keyspace-events on h:1 lacks h: hash locks such as Redisson's RLock (taken with HINCRBY) are not seen; to see them, run CONFIG SET notify-keyspace-events Kg$xh or pass --configure",
     );
   });
 });

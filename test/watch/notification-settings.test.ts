@@ -64,8 +64,32 @@ describe('watch where CONFIG is refused', () => {
     await sleep(200);
     const output = await stopWatch(w);
     expect(output).toMatch(/stopped: 1 locks recorded \(1 released/);
-    expect(output).not.toMatch(/cannot check/);
+    expect(output).not.toMatch(/cannot check|lacks h/);
     expect(await admin.keys('ttl-advisor:*')).toEqual([]); // the probe key is gone
+  });
+
+  it('h (hash locks) off, CONFIG GET refused or not: the probe finds it out, and watch runs saying what it cannot see', async () => {
+    await admin.config('SET', 'notify-keyspace-events', 'Kg$x');
+    for (const [url, how] of [
+      [noConfigUrl, /add h to notify-keyspace-events or pass --configure$/m],
+      [server.url, /run CONFIG SET notify-keyspace-events [Kg$x]{4}h or pass --configure$/m], // Redis reorders the classes
+    ] as const) {
+      const w = watch(url, join(dir, 'no-h.db'));
+      await w.said('subscribed on 1 node');
+      expect(w.output()).toMatch(new RegExp(`notify-keyspace-events on 127\\.0\\.0\\.1:${server.port} lacks h: hash locks such as Redisson's RLock \\(taken with HINCRBY\\) are not seen; to see them`));
+      expect(w.output()).toMatch(how);
+      await stopWatch(w);
+    }
+    // Control: with h on, not a word of it; nor where the probe may not HINCRBY (h untested, the rest tested).
+    await admin.config('SET', 'notify-keyspace-events', 'Kg$xh');
+    await admin.acl('SETUSER', 'nohash', 'on', '>pw', '~*', '&*', '+@all', '-config', '-@hash');
+    for (const url of [noConfigUrl, `redis://nohash:pw@127.0.0.1:${server.port}`]) {
+      const w = watch(url, join(dir, 'with-h.db'));
+      await w.said('subscribed on 1 node');
+      expect(await stopWatch(w)).not.toMatch(/lacks h|cannot check/);
+    }
+    expect(await admin.keys('ttl-advisor:*')).toEqual([]);
+    await admin.config('SET', 'notify-keyspace-events', '');
   });
 
   it('item 3: notifications off or partly on, CONFIG GET refused: refused in one line with the parameter-group advice', async () => {
@@ -119,12 +143,12 @@ describe('watch --configure: marks what it set', () => {
     await admin.config('SET', 'notify-keyspace-events', 'xE');
     const killed = startChild(process.execPath, ['--import', 'tsx', configureChild, server.url, '600'], running);
     await killed.said('watching');
-    expect(await setting()).toBe(sorted('$EKgx'));
+    expect(await setting()).toBe(sorted('$EKghx'));
     expect(await admin.get('ttl-advisor:watch:configured')).toBe('xE');
     killed.proc.kill('SIGKILL');
     await killed.exited;
     // Control: nothing restored it; a run without the mark would take these classes for the user's own.
-    expect(await setting()).toBe(sorted('$EKgx'));
+    expect(await setting()).toBe(sorted('$EKghx'));
     await sleep(700); // its lease runs out
 
     const next = watch(server.url, join(dir, 'after-kill.db'), '--configure');

@@ -80,7 +80,7 @@ describe('ttl-advisor watch: notifications', () => {
     const w = watch(server.url, db);
     const { code } = await w.exited;
     expect(code).toBe(2);
-    expect(w.output()).toMatch(/^ttl-advisor: Keyspace notifications on 127\.0\.0\.1:\d+ lack Kg\$ \(notify-keyspace-events is "xE"\): run CONFIG SET notify-keyspace-events xEKg\$ .* or pass --configure$/m);
+    expect(w.output()).toMatch(/^ttl-advisor: Keyspace notifications on 127\.0\.0\.1:\d+ lack Kg\$ \(notify-keyspace-events is "xE"\): run CONFIG SET notify-keyspace-events xEKg\$h .* or pass --configure \(h lets watch see hash locks such as Redisson's RLock, taken with HINCRBY\)$/m);
     expect(existsSync(db)).toBe(false);
   });
 
@@ -89,7 +89,7 @@ describe('ttl-advisor watch: notifications', () => {
     const w = watch(server.url, join(dir, 'configure.db'), '--configure');
     await w.said('subscribed on 1 node');
     const during = ((await redis.config('GET', 'notify-keyspace-events')) as string[])[1]!;
-    expect([...during].sort().join('')).toBe([...'$EKgx'].sort().join(''));
+    expect([...during].sort().join('')).toBe([...'$EKghx'].sort().join('')); // h: hash locks (Redisson's)
     await stopWatch(w);
     expect(((await redis.config('GET', 'notify-keyspace-events')) as string[])[1]).toBe('xE');
     await redis.config('SET', 'notify-keyspace-events', '');

@@ -1,6 +1,6 @@
 import type { Analysis } from '../../analyze/analyze.js';
 import { MIN_SAMPLES_FOR_P99 } from '../../analyze/confidence.js';
-import { bound, unconfirmedText } from '../../report/decision-text.js';
+import { bound, recommendationText, unconfirmedText } from '../../report/decision-text.js';
 import { VERDICT_LABEL } from '../../report/verdict-style.js';
 import { displayWidth, pad, printable, truncate } from '../../text.js';
 import { formatCount, formatMs } from '../../units.js';
@@ -22,7 +22,7 @@ function patternTable(analysis: Analysis): string {
     `${p.incompleteHours > 0 ? '≥ ' : ''}${formatCount(p.count)}`,
     bound(p.holdMs.p99, p.holdLowerBound.p99),
     formatMs(p.ttl.currentMs),
-    p.decision.insufficient ? `${formatCount(p.holdCount)} of ${MIN_SAMPLES_FOR_P99} hold times` : bound(p.recommendedTtlMs, p.decision.atLeast),
+    recommendationText(p.decision, p.holdCount, MIN_SAMPLES_FOR_P99).text,
     VERDICT_LABEL[p.verdict] + (p.contended ? ', contended' : ''),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => displayWidth(r[i]!))));

@@ -1,0 +1,58 @@
+import { MAX_PATTERN_LENGTH, patternOf, type CompiledTemplate } from '../keys/pattern.js';
+import type { LeaseLibrary } from '../sample/sample.js';
+import { truncate } from '../text.js';
+
+/**
+ * The lease libraries `watch` tells apart with no configuration: BullMQ by its
+ * keys, Redisson by the command that takes its lock (a hash, HINCRBY then
+ * PEXPIRE in one script). Others renewed (redis-py's `Lock.extend()`, anything
+ * that re-SETs or PEXPIREs a held key) are leases of an `unknown` library.
+ */
+
+/** BullMQ's prefix (its default; a custom one is not recognized). */
+const BULLMQ_PREFIX = 'bull:';
+/** BullMQ's job lock, `bull:<queue>:<jobId>:lock`: neither a queue name nor a job id may hold a `:`. */
+const BULLMQ_LOCK = /^bull:([^:]+):[^:]+:lock$/;
+/** Redisson's unlock latches (`redisson_unlock_latch:{lock}:…`, SET PX at each unlock): never locks, though `*lock*` matches them. */
+const REDISSON_UNLOCK_LATCH = 'redisson_unlock_latch';
+
+/**
+ * Keys of a lease library that are not locks, though they are set with a TTL and deleted: under BullMQ's
+ * prefix every key but a job lock (its `stalled-check`, its de-duplication keys `de:<id>` and `dn:<id>`,
+ * and the job hashes its scripts HINCRBY), and Redisson's unlock latches.
+ */
+export function isLibraryNonLock(key: string): boolean {
+  if (key.startsWith(REDISSON_UNLOCK_LATCH)) return true;
+  return key.startsWith(BULLMQ_PREFIX) && !BULLMQ_LOCK.test(key);
+}
+
+/**
+ * The library whose lock a hold is, from its key and the event that opened it (`set` or `hincrby`), or
+ * `undefined` when it cannot be told (then a renewed hold is an `unknown` library's).
+ */
+export function leaseLibraryOf(key: string, event: 'set' | 'hincrby'): LeaseLibrary | undefined {
+  if (event === 'hincrby') return 'redisson';
+  return key.startsWith(BULLMQ_PREFIX) && BULLMQ_LOCK.test(key) ? 'bullmq' : undefined;
+}
+
+/**
+ * The renewal period a library's holder means by default, from the TTL it took the lock with: BullMQ's
+ * `lockRenewTime` is `lockDuration / 2`; Redisson's watchdog renews every `lockWatchdogTimeout / 3`.
+ * `undefined` where it is not known (reports infer it from the gaps).
+ */
+export function periodOf(library: LeaseLibrary | undefined, ttlMs: number): number | undefined {
+  if (library === 'bullmq') return ttlMs / 2;
+  if (library === 'redisson') return ttlMs / 3;
+  return undefined;
+}
+
+/**
+ * A key's pattern as `watch` names it: the first matching template, else `bull:<queue>:{id}:lock` for a
+ * BullMQ job lock whatever its job id (a custom id such as `order-7` would keep a word of it under the
+ * heuristics, and a queue name its digits would lose), else the heuristics of `patternOf`.
+ */
+export function watchedPatternOf(key: string, templates: readonly CompiledTemplate[]): string {
+  for (const t of templates) if (t.matches(key)) return t.template;
+  const bull = key.startsWith(BULLMQ_PREFIX) ? BULLMQ_LOCK.exec(key) : null;
+  return bull ? truncate(`bull:${bull[1]}:{id}:lock`, MAX_PATTERN_LENGTH) : patternOf(key);
+}

@@ -1,0 +1,181 @@
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { hasPythonRedis, startChild } from '../helpers/child.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { tempDir } from '../helpers/temp.js';
+import { librariesOf, readLeases, valuesOf } from '../helpers/watch-lease-db.js';
+import { startWatch } from '../helpers/watch-cli.js';
+
+/**
+ * Leases of other libraries under `ttl-advisor watch`, on a redis-server of this
+ * file's own: Redisson's RLock (a hash: HINCRBY + PEXPIRE to take it, PEXPIRE from
+ * its watchdog to renew it, DEL to release it, and an unlock latch SET PX at each
+ * unlock), sent as Redisson sends it, in Lua; and redis-py's Lock renewed by
+ * `extend()` from a thread, in Debian's Python.
+ */
+
+const extendLock = fileURLToPath(new URL('../helpers/watch_lease_extend.py', import.meta.url));
+const dir = tempDir();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const running: ChildProcess[] = [];
+let server: RedisServer;
+let redis: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new Redis(server.url);
+});
+afterEach(() => {
+  for (const p of running.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.stop();
+});
+
+/** Redisson's RLock scripts (RedissonLock: tryLockInnerAsync, renewExpirationAsync, unlockInnerAsync), verbatim. */
+const LOCK = `if ((redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then
+redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end;
+return redis.call('pttl', KEYS[1]);`;
+const RENEW = `if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('pexpire', KEYS[1], ARGV[1]); return 1; end; return 0;`;
+const UNLOCK = `local val = redis.call('get', KEYS[3]); if val ~= false then return tonumber(val); end;
+if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end;
+local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1);
+if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); redis.call('set', KEYS[3], 0, 'px', ARGV[5]); return 0;
+else redis.call('del', KEYS[1]); redis.call(ARGV[4], KEYS[2], ARGV[1]); redis.call('set', KEYS[3], 1, 'px', ARGV[5]); return 1; end;`;
+
+/** A Redisson client's RLock on `name`, its watchdog timeout `watchdogMs` (it renews every third of it). */
+function rlock(name: string, watchdogMs: number) {
+  const owner = `${randomUUID()}:1`; // Redisson's client id : thread id
+  let watchdog: NodeJS.Timeout | undefined;
+  const renewedMs: number[] = [];
+  const unlock = () =>
+    redis.eval(UNLOCK, 3, name, `redisson_lock__channel:{${name}}`, `redisson_unlock_latch:{${name}}:${randomUUID()}`, 0, watchdogMs, owner, 'publish', 13_500);
+  return {
+    renewedMs,
+    lock: async () => expect(await redis.eval(LOCK, 1, name, watchdogMs, owner)).toBeNull(),
+    /** Starts the watchdog; `renewals` of them, or until unlocked. */
+    watch(renewals = Number.POSITIVE_INFINITY) {
+      let last = performance.now();
+      watchdog = setInterval(() => {
+        if (renewedMs.length >= renewals) return clearInterval(watchdog);
+        const sent = performance.now();
+        renewedMs.push(sent - last);
+        last = sent;
+        void redis.eval(RENEW, 1, name, watchdogMs, owner);
+      }, watchdogMs / 3);
+    },
+    unlock: async () => {
+      clearInterval(watchdog);
+      return unlock();
+    },
+  };
+}
+
+describe("watch: Redisson's RLock, a hash lock renewed by its watchdog", () => {
+  const db = join(dir, 'redisson.db');
+  const WATCHDOG_MS = 3000;
+  let renewed: number[];
+  let stopped: string;
+  let latches: string[];
+
+  beforeAll(async () => {
+    const w = startWatch(server.url, db, running, '--configure', '--progress-ms', '60000'); // --configure adds h: hincrby
+    await w.said('subscribed on 1 node');
+    // Held 3.5 s: renewed every second by the watchdog, then unlocked.
+    const a = rlock('order:lock:1', WATCHDOG_MS);
+    await a.lock();
+    a.watch();
+    // Taken twice by its thread (re-entry), unlocked twice: the second unlock deletes it.
+    const b = rlock('order:lock:2', WATCHDOG_MS);
+    await b.lock();
+    await sleep(200);
+    await b.lock();
+    expect(await b.unlock()).toBe(0);
+    await sleep(200);
+    expect(await b.unlock()).toBe(1);
+    await sleep(3300);
+    expect(await a.unlock()).toBe(1);
+    // Its watchdog stops after one renewal (the JVM paused): the lock expires while held.
+    const c = rlock('order:lock:3', WATCHDOG_MS);
+    await c.lock();
+    c.watch(1);
+    await sleep(WATCHDOG_MS + 1500);
+    expect(await redis.exists('order:lock:3')).toBe(0);
+    await sleep(300);
+    renewed = [...a.renewedMs, ...c.renewedMs];
+    latches = await redis.keys('redisson_unlock_latch:*'); // each lives 13.5 s
+    w.proc.kill('SIGTERM');
+    expect((await w.exited).code, w.output()).toBe(0);
+    stopped = w.output().trim().split('\n').pop()!;
+  }, 60_000);
+
+  it('each lock is one sample of order:lock:{id}; the unlock latches (SET PX, matched by *lock*) are none', () => {
+    // Control: the latches were written (one per unlock), and the glob matches them.
+    expect(latches).toHaveLength(3);
+    expect(latches.every((key) => key.includes('lock'))).toBe(true);
+    expect(stopped).toMatch(/^stopped: 3 locks recorded \(2 released, 1 expired, 0 lost\); 0 open at exit/);
+    const leases = readLeases(db);
+    expect([...leases.keys()]).toEqual(['order:lock:{id}']);
+    const { lease, count } = leases.get('order:lock:{id}')!;
+    expect(count).toBe(3);
+    // Redisson's, renewed every lockWatchdogTimeout / 3.
+    expect(librariesOf(lease)).toEqual({ redisson: 3 });
+    expect([...lease.periods]).toEqual([[WATCHDOG_MS / 3, 3]]);
+    // The watchdog's renewals and the re-entry's PEXPIRE and the first unlock's (each pushes the TTL out): counted.
+    expect(lease.gap.totalCount).toBe(renewed.length + 2);
+    // The watchdog's gaps, as this process sent them (its timers run late on a loaded host, never early).
+    const watchdogGaps = valuesOf(lease.gap).filter((us) => us > 900_000);
+    expect(watchdogGaps).toHaveLength(renewed.length);
+    for (const us of watchdogGaps) expect(us / 1000).toBeLessThan(WATCHDOG_MS / 3 + 300);
+    // Margins: the TTL less the gap for the renewed holds; none left for the one that expired.
+    expect(lease.margin.minValue).toBe(0);
+    expect(lease.margin.totalCount).toBe(3);
+    expect(lease.margin.maxValue / 1000).toBeGreaterThan(WATCHDOG_MS - WATCHDOG_MS / 3 - 300);
+  });
+});
+
+describe.skipIf(!hasPythonRedis)("watch: redis-py's Lock renewed by extend() from a thread (needs python3-redis)", () => {
+  const db = join(dir, 'redis-py.db');
+  let python: { gaps: number[][]; gone: number };
+  let stopped: string;
+
+  beforeAll(async () => {
+    const w = startWatch(server.url, db, running, '--configure', '--progress-ms', '60000');
+    await w.said('subscribed on 1 node');
+    // Four locks with a 1 s timeout, each held 1.5 s while a thread extends it by 400 ms every 400 ms; the last
+    // one's thread stops after one renewal and its holder runs on: it expires.
+    const p = startChild('/usr/bin/python3', [extendLock, String(server.port), 'py:lock:report:', '1000', '4', '1500', '400', 'overrun'], running);
+    const { code } = await p.exited;
+    expect(code, p.output()).toBe(0);
+    python = JSON.parse(p.output().trim().split('\n').pop()!) as typeof python;
+    await sleep(300);
+    w.proc.kill('SIGTERM');
+    expect((await w.exited).code, w.output()).toBe(0);
+    stopped = w.output().trim().split('\n').pop()!;
+  }, 60_000);
+
+  it('every extend() is a renewal of an unknown library: its gaps as Python timed them, margins against the TTL it left', () => {
+    expect(python.gone).toBe(1);
+    expect(stopped).toMatch(/^stopped: 4 locks recorded \(3 released, 1 expired, 0 lost\); 0 open at exit/);
+    const { lease, count } = readLeases(db).get('py:lock:report:{id}')!;
+    expect(count).toBe(4);
+    // redis-py's extend() cannot be told from any PEXPIRE: an unknown library, its period inferred by reports.
+    expect(librariesOf(lease)).toEqual({ unknown: 4 });
+    expect(lease.periods.size).toBe(0);
+    const gaps = python.gaps.flat().sort((a, b) => a - b);
+    expect(gaps.length).toBeGreaterThanOrEqual(7);
+    expect(lease.gap.totalCount).toBe(gaps.length);
+    // Rank by rank, within a few ms of what Python measured (two processes' clocks and schedulers on a loaded host).
+    valuesOf(lease.gap).forEach((us, i) => expect(Math.abs(us / 1000 - gaps[i]!)).toBeLessThan(25));
+    // extend(400 ms) adds to what is left: the TTL stays ~1 s, so each renewal had ~600 ms left; the overrun none.
+    expect(lease.margin.minValue).toBe(0);
+    const margins = valuesOf(lease.margin).slice(1).map((us) => us / 1000);
+    for (const m of margins) expect(m).toBeGreaterThan(1000 - Math.max(...gaps) - 25);
+    for (const m of margins) expect(m).toBeLessThan(1000 - 400 + 25);
+  });
+});
