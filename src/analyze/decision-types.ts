@@ -89,7 +89,7 @@ export type Finding =
   | { kind: 'contended'; waitP99Ms: number; notAcquiredRate: number }
   /** A lease (renewed lock): what renewal lateness needs, in the library's terms (see `lease.ts`); always first for a lease. */
   | { kind: 'lease'; lease: LeaseAnalysis; ttlMs: number; floorMs: number }
-  /** `atRisk` leases came within 20 % of running out at a renewal, `ranOut` of them did (a late renewal, or a holder gone). */
+  /** `atRisk` leases had under the at-risk line left at a renewal (see `AT_RISK_SHARE`), `ranOut` of them none (a late renewal, or a holder gone). */
   | { kind: 'lease-at-risk'; lease: LeaseAnalysis; atRisk: number; ranOut: number; holds: number; minMarginMs: number; latestLateMs: number; ttlMs: number; recommendedTtlMs: number }
   /** The lease is far longer than lateness needs: a crashed holder blocks the others that long. */
   | { kind: 'lease-too-long'; ttlMs: number; recommendedTtlMs: number; p999LateMs: number }

@@ -10,8 +10,8 @@ import type { Verdict } from './verdict.js';
  * where `apply` would change the lease, or where leases ran out and only a human
  * can decide (a pinned entry, too few renewals, too short a window).
  *
- * - `lease-at-risk` (a renewal came with under 20 % of the TTL left, or a lease
- *   ran out): `apply` raises the lease to what lateness needs, when that is more;
+ * - `lease-at-risk` (a renewal came with under 20 % of the TTL left — or half
+ *   an on-time renewal's margin, where smaller — or a lease ran out): `apply` raises the lease to what lateness needs, when that is more;
  *   when it is not, the late renewals are a tail the rule does not cover: a warning.
  * - `lease-too-long` (over 3× what lateness needs): `apply` lowers it; `check`
  *   fails on it only with `strict`, like a fixed TTL too long.

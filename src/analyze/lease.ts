@@ -24,7 +24,11 @@ import { TOO_LONG_FACTOR } from './recommend.js';
 
 /** How many times the late tail the margin must hold. */
 export const LEASE_SAFETY = 2;
-/** A renewal with less than this share of the TTL left puts the lease at risk. */
+/**
+ * A renewal with less than this share of the TTL left puts the lease at risk — or with less than half
+ * of what an on-time renewal leaves, where that is smaller (redis-semaphore's default refresh at 0.8
+ * of the TTL leaves 20 % by design; node-redlock's threshold may be a few % of a long duration).
+ */
 export const AT_RISK_SHARE = 0.2;
 /** Renewals needed before a lease is advised (as many as a p99 claim needs holds). */
 export const MIN_RENEWALS = MIN_SAMPLES_FOR_P99;
@@ -54,7 +58,9 @@ export interface LeaseAnalysis {
   latenessMs: { p99: number; p999: number; max: number };
   /** The least time left at a renewal over all holds (ms; 0: a lease ran out). */
   minMarginMs: number;
-  /** Holds whose least margin fell under {@link AT_RISK_SHARE} of the TTL, and of them the ones that ran out. */
+  /** The at-risk line (ms): the lesser of {@link AT_RISK_SHARE} of the TTL and half an on-time renewal's margin. */
+  atRiskBelowMs: number;
+  /** Holds whose least margin fell under the at-risk line, and of them the ones that ran out. */
   atRisk: number;
   ranOut: number;
   roundTripMs: { p99: number; max: number } | null;
@@ -158,7 +164,10 @@ export function analyzeLease(reader: LeaseReader, facts: LeaseFacts): LeaseAnaly
     recommended = { leaseMs, renewEveryMs: Math.max(1, Math.floor(alpha * leaseMs)), maxHoldMs };
   }
 
-  const atRisk = countBelow(margin, AT_RISK_SHARE * ttlMs * 1000);
+  // An on-time renewal leaves (1 − α) of the TTL: with threshold renewal, the threshold.
+  const onTimeMarginMs = Math.max(0, ttlMs - periodMs);
+  const atRiskBelowMs = Math.min(AT_RISK_SHARE * ttlMs, onTimeMarginMs / 2);
+  const atRisk = countBelow(margin, atRiskBelowMs * 1000);
   const ranOut = countBelow(margin, 1);
   const renewals = gap.totalCount;
   const verdict: LeaseVerdict =
@@ -181,6 +190,7 @@ export function analyzeLease(reader: LeaseReader, facts: LeaseFacts): LeaseAnaly
     gapMs: { p50: ms(gap.valueAtPercentile(50)), p99: ms(gap.valueAtPercentile(99)), max: ms(gap.maxValue) },
     latenessMs,
     minMarginMs: margin.totalCount > 0 ? ms(margin.minValue) : ttlMs,
+    atRiskBelowMs,
     atRisk,
     ranOut,
     roundTripMs,

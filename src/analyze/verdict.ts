@@ -10,7 +10,7 @@ import { TOO_LONG_FACTOR } from './recommend.js';
  * - `ok`;
  * - `insufficient-data`: too few samples for a p99 claim at 95 % confidence (a lease: too few renewals).
  * For a lease (a renewed lock, see `lease.ts`):
- * - `lease-at-risk`: a renewal came with under 20 % of the TTL left, or a lease ran out;
+ * - `lease-at-risk`: a renewal came with under 20 % of the TTL left (or half an on-time renewal's margin), or a lease ran out;
  * - `lease-too-long`: the lease is over 3× what renewal lateness needs (a crash blocks others that long).
  */
 export type Verdict = 'expired' | 'lease-at-risk' | 'too-short' | 'too-long' | 'lease-too-long' | 'below-floor' | 'ok' | 'insufficient-data';

@@ -1,4 +1,4 @@
-import { isReadableRollup } from '../store/histogram/codec.js';
+import { hasLeasePart, isReadableRollup } from '../store/histogram/codec.js';
 import type { DeltaBatch, FoldedRollup } from '../store/input.js';
 
 /**
@@ -9,7 +9,14 @@ import type { DeltaBatch, FoldedRollup } from '../store/input.js';
  */
 export type StreamBatch = DeltaBatch & { epoch: string; seq: number };
 
-export const STREAM_ENTRY_VERSION = '1';
+/**
+ * The entry format's version: `2` when a rollup's blob carries a lease part (renewed locks, schema 9),
+ * which collectors before it cannot read — they refuse the entry by its version, saying so, rather
+ * than calling its histograms malformed; `1` otherwise, so that a fleet without leases is read by
+ * collectors old and new alike. Collectors read both.
+ */
+export const STREAM_ENTRY_VERSION = '2';
+const READABLE_VERSIONS: ReadonlySet<string | undefined> = new Set(['1', '2']);
 
 /** The entry's fields for XADD: `v`, `instance`, `epoch`, `seq`, `data` (JSON). */
 export function encodeStreamBatch(batch: StreamBatch): string[] {
@@ -34,14 +41,15 @@ export function encodeStreamBatch(batch: StreamBatch): string[] {
     ...(batch.counters ? { c: [batch.counters.recorded, batch.counters.dropped, batch.counters.rawDropped] } : {}),
     ...(batch.gaps?.length ? { g: batch.gaps } : {}),
   });
-  return ['v', STREAM_ENTRY_VERSION, 'instance', batch.instance, 'epoch', batch.epoch, 'seq', String(batch.seq), 'data', data];
+  const version = batch.rollups.some((r) => hasLeasePart(r.values[10])) ? STREAM_ENTRY_VERSION : '1';
+  return ['v', version, 'instance', batch.instance, 'epoch', batch.epoch, 'seq', String(batch.seq), 'data', data];
 }
 
 /** Parses an entry's fields back; throws `TypeError` or `RangeError` on anything malformed. */
 export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
   const map = new Map<string, string>();
   for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!);
-  if (map.get('v') !== STREAM_ENTRY_VERSION) throw new TypeError(`unknown stream entry version ${JSON.stringify(map.get('v'))}`);
+  if (!READABLE_VERSIONS.has(map.get('v'))) throw new TypeError(`unknown stream entry version ${JSON.stringify(map.get('v'))}`);
   const instance = map.get('instance');
   const epoch = map.get('epoch');
   const seq = Number(map.get('seq'));

@@ -37,7 +37,8 @@ class LoopWatch {
     for (const lease of this.leases) {
       // A lease nobody released (its holder gone) is let go once nothing can renew it any more.
       if (now > lease.untilPerf) lease.stop();
-      else if (blockedMs > 0) lease.loopBlocked(blockedMs);
+      // A lease taken during the block is charged only what it was held of it.
+      else if (blockedMs > 0) lease.loopBlocked(Math.min(blockedMs, now - lease.watchedFromPerf));
     }
   }
 }
@@ -60,6 +61,8 @@ export class LeaseLog {
   private maxRoundTripMs = 0;
   private renewals = 0;
   private watching = false;
+  /** When the event loop began to be watched for this lease. */
+  watchedFromPerf = 0;
   private loopMaxMs: number | undefined;
 
   /**
@@ -73,6 +76,7 @@ export class LeaseLog {
     readonly untilPerf = Number.POSITIVE_INFINITY,
   ) {
     if (periodMs === undefined) return;
+    this.watchedFromPerf = performance.now();
     this.loopMaxMs = 0;
     this.watching = true;
     loopWatch.add(this);

@@ -89,17 +89,21 @@ function leaseOf(d: Decision): LeaseAnalysis | undefined {
 }
 
 /**
- * A lease entry's other fields when its TTL moves to `toMs`: the renewal keeps its share of the
- * TTL (`renewEveryMs`), a threshold is at least what lateness needs (`extendThresholdMs`), a hold
- * cap a human set stays. A new entry gets the data's: when to renew, and the hold cap.
+ * A lease entry's other fields when its TTL moves to `toMs`, whatever moved it (a lease's decision, or
+ * a fixed lock's sharing its entry): the renewal keeps its share of the TTL (`renewEveryMs`); a threshold
+ * keeps its share when the TTL falls and at least what lateness needs (`extendThresholdMs`); both stay
+ * under the TTL, so the file `apply` writes is one it reads. A hold cap a human set stays. A new lease
+ * entry gets the data's: when to renew, and the hold cap.
  */
 function leaseFields(entry: PolicyEntry | undefined, lease: LeaseAnalysis | undefined, toMs: number): Partial<PolicyEntry> {
-  if (!lease) return {};
   const under = (ms: number) => Math.max(1, Math.min(toMs - 1, Math.round(ms)));
-  const needed = lease.recommended.thresholdMs ?? 0;
+  const needed = lease?.recommended.thresholdMs ?? 0;
   if (entry?.renewEveryMs !== undefined) return { renewEveryMs: under((entry.renewEveryMs / entry.ttlMs) * toMs) };
-  if (entry?.extendThresholdMs !== undefined) return { extendThresholdMs: under(Math.max(entry.extendThresholdMs, needed)) };
-  if (entry) return {};
+  if (entry?.extendThresholdMs !== undefined) {
+    const kept = toMs < entry.ttlMs ? (entry.extendThresholdMs / entry.ttlMs) * toMs : entry.extendThresholdMs;
+    return { extendThresholdMs: under(Math.max(kept, needed)) };
+  }
+  if (entry || !lease) return {};
   const renew =
     lease.mode === 'threshold'
       ? { extendThresholdMs: under(Math.max(needed, toMs - lease.periodMs)) }

@@ -1,4 +1,4 @@
-import { LEASE_LIBRARIES, type RenewalTimings } from '../sample/sample.js';
+import { LEASE_LIBRARIES, MAX_RENEWAL_GAPS, type RenewalTimings } from '../sample/sample.js';
 import { encodeRollup, type LeaseParts } from '../store/histogram/codec.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
 import type { FoldedRollup } from '../store/input.js';
@@ -20,7 +20,9 @@ export class LeaseFold implements LeaseParts<PagedHistogram> {
   fold(r: RenewalTimings): void {
     const { gapsMs, periodMs, minMarginMs, maxRoundTripMs, maxLoopDelayMs, library } = r;
     const period = periodMs === undefined || periodMs === null ? -1 : periodMs;
-    for (let i = 0; i < gapsMs.length; i++) {
+    // Bounded again: a hostile getter could hand back a longer array than the one validated.
+    const n = Math.min(gapsMs.length, MAX_RENEWAL_GAPS);
+    for (let i = 0; i < n; i++) {
       const gap = gapsMs[i]!;
       this.gap.record(toMicros(gap));
       if (period >= 0) this.lateness.record(toMicros(gap - period));

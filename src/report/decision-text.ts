@@ -69,7 +69,7 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
           ? `renewal lateness needs ${formatMs(f.recommendedTtlMs)}.`
           : `the lateness rule needs no more than ${formatMs(f.ttlMs)}: these were the far tail — look at what blocked the holders (event loop, GC, Redis latency).`;
       return (
-        `${formatCount(f.atRisk)} of ${formatCount(f.holds)} lease(s) came within 20 % of running out at a renewal${ranOut ? `, ${ranOut}` : ''}: ` +
+        `${formatCount(f.atRisk)} of ${formatCount(f.holds)} lease(s) had under ${formatMs(f.lease.atRiskBelowMs)} left at a renewal${ranOut ? `, ${ranOut}` : ''}: ` +
         `the latest renewal came ${formatMs(f.latestLateMs)} late, ${f.minMarginMs <= 0 ? 'with nothing left' : `with ${formatMs(f.minMarginMs)} left`} of a ${formatMs(f.ttlMs)} lease; ${need}`
       );
     }

@@ -159,7 +159,7 @@ async function patternSection(p: PatternAnalysis, index: number, analysis: Analy
       ? ([
           ['renewals', `${formatCount(l.renewals)} in ${formatCount(l.holds)} lease(s); gap p50 / p99 / max ${formatMs(l.gapMs.p50)} / ${formatMs(l.gapMs.p99)} / ${formatMs(l.gapMs.max)}`],
           ['lateness p99 / q99.9 / max', `${formatMs(l.latenessMs.p99)} / ${formatMs(l.latenessMs.p999)} / ${formatMs(l.latenessMs.max)} (period ${formatMs(l.periodMs)}, ${l.periodSource})`],
-          ['least margin', `${formatMs(l.minMarginMs)}; ${formatCount(l.atRisk)} lease(s) under 20 % of the TTL, ${formatCount(l.ranOut)} ran out`],
+          ['least margin', `${formatMs(l.minMarginMs)}; ${formatCount(l.atRisk)} lease(s) under ${formatMs(l.atRiskBelowMs)}, ${formatCount(l.ranOut)} ran out`],
           ...(l.roundTripMs ? ([['renewal round trip p99 / max', `${formatMs(l.roundTripMs.p99)} / ${formatMs(l.roundTripMs.max)}`]] as [string, string][]) : []),
           ...(l.loopDelayMaxMs !== null ? ([['event loop blocked, longest', formatMs(l.loopDelayMaxMs)]] as [string, string][]) : []),
         ] as [string, string][])

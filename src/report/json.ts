@@ -112,6 +112,7 @@ function leaseJson(l: LeaseAnalysis): object {
     gapMs: { p50: r3(l.gapMs.p50), p99: r3(l.gapMs.p99), max: r3(l.gapMs.max) },
     latenessMs: { p99: r3(l.latenessMs.p99), p999: r3(l.latenessMs.p999), max: r3(l.latenessMs.max) },
     minMarginMs: r3(l.minMarginMs),
+    atRiskBelowMs: r3(l.atRiskBelowMs),
     atRisk: l.atRisk,
     ranOut: l.ranOut,
     roundTripMs: l.roundTripMs && { p99: r3(l.roundTripMs.p99), max: r3(l.roundTripMs.max) },

@@ -52,10 +52,11 @@ export function leaseLatenessSpec(lease: LeaseAnalysis, ttlMs: number): TopLevel
   } as TopLevelSpec;
 }
 
-/** The least margin left at a renewal, per hour (UTC), against the at-risk line (20 % of the TTL) and 0. */
+/** The least margin left at a renewal, per hour (UTC), against the at-risk line (see `AT_RISK_SHARE`) and the TTL. */
 export function leaseMarginSpec(lease: LeaseAnalysis, ttlMs: number): TopLevelSpec {
+  const line = lease.atRiskBelowMs < AT_RISK_SHARE * ttlMs ? 'half an on-time margin' : `20 % of ${formatMs(ttlMs)}`;
   const lines = [
-    { name: `at risk below ${formatMs(AT_RISK_SHARE * ttlMs)} (20 % of ${formatMs(ttlMs)})`, ms: AT_RISK_SHARE * ttlMs, color: '#c62828' },
+    { name: `at risk below ${formatMs(lease.atRiskBelowMs)} (${line})`, ms: lease.atRiskBelowMs, color: '#c62828' },
     { name: `TTL ${formatMs(ttlMs)}`, ms: ttlMs, color: '#90a4ae' },
   ];
   const color = {

@@ -61,7 +61,10 @@ export function refusalOf(
     if (outcome !== 'expired') return 'only an `expired` sample can be `unconfirmed` (a pattern never seen released)';
   }
   if (instance !== undefined && instance !== null && typeof instance !== 'string') return '`instance` must be a string';
-  if (renewal !== undefined && renewal !== null) return renewalRefusal(renewal);
+  if (renewal !== undefined && renewal !== null) {
+    if (holdMs === undefined || holdMs === null) return 'a sample with `renewal` needs the `holdMs` it was held (a lock never won was never renewed)';
+    return renewalRefusal(renewal);
+  }
   return undefined;
 }
 

@@ -5,6 +5,9 @@ import { decide } from '../../src/analyze/decision.js';
 import { DEFAULT_RECOMMENDATION_POLICY } from '../../src/analyze/recommend.js';
 import { mergeDatabases } from '../../src/store/merge.js';
 import { refusalOf } from '../../src/sample/check-sample.js';
+import { aggregatorFor } from '../../src/record/aggregator.js';
+import { decodeStreamBatch, encodeStreamBatch } from '../../src/fleet/stream-entry.js';
+import { HOUR_MS } from '../../src/units.js';
 import { tempDir } from '../helpers/temp.js';
 import { recordLeases, type LeaseShape } from '../helpers/lease-data.js';
 
@@ -80,6 +83,35 @@ describe('leases', () => {
     expect(after.level).not.toBe('fail');
   });
 
+  it('redis-semaphore refreshing on time at 0.8 of the TTL is not at risk, though it leaves 20 % by design; a late refresh is', async () => {
+    const onTime = await recordLeases(dir, 'semaphore', {
+      key: (i) => `mutex:stock:${i}`,
+      ttlMs: 1000,
+      holds: 300,
+      renewalsPerHold: 3,
+      gapMs: (i, r) => 800 + ((i + r) % 4),
+      library: 'redis-semaphore',
+      roundTripMs: 1,
+    });
+    const [p] = analyze([onTime]).patterns;
+    // The period is inferred (the median gap, ~801 ms): an on-time refresh leaves ~199 ms, at risk under half of it.
+    expect(p!.lease).toMatchObject({ library: 'redis-semaphore', periodSource: 'inferred', atRisk: 0 });
+    expect(p!.lease!.atRiskBelowMs).toBeGreaterThan(95);
+    expect(p!.lease!.atRiskBelowMs).toBeLessThanOrEqual(100);
+    expect(p!.verdict).toBe('ok');
+    const late = await recordLeases(dir, 'semaphore-late', {
+      key: (i) => `mutex:stock:${i}`,
+      ttlMs: 1000,
+      holds: 300,
+      renewalsPerHold: 3,
+      gapMs: (i, r) => (i === 7 && r === 2 ? 950 : 800 + ((i + r) % 4)),
+      library: 'redis-semaphore',
+    });
+    const [q] = analyze([late]).patterns;
+    expect(q!.lease).toMatchObject({ atRisk: 1, ranOut: 0 });
+    expect(q!.verdict).toBe('lease-at-risk');
+  });
+
   it('a Redisson-like 30 s watchdog renewing in time is a lease too long: lowered only where apply would (strict)', async () => {
     const path = await recordLeases(dir, 'redisson', {
       key: (i) => `redisson:lock:${i}`,
@@ -131,6 +163,17 @@ describe('leases', () => {
     const [p] = analyze([merged]).patterns;
     expect(p!.lease).toMatchObject({ holds: 400, renewals: 800, library: 'bullmq' });
 
+    // A stream entry carries the lease part as version 2 (collectors before it refuse it by version); without one, version 1.
+    const aggregator = aggregatorFor('sink', [], { maxPatterns: 10, budget: { failed: 0, slowest: 0, uniform: 0 }, rawSampleRate: 0, maxPendingRawRows: 10 });
+    aggregator.fold({ key: 'bull:q:1:lock', at: START, holdMs: 900, ttlMs: 1000, outcome: 'released', renewal: { gapsMs: [500], periodMs: 500, minMarginMs: 500, library: 'bullmq' } });
+    aggregator.fold({ key: 'cart:lock:1', at: START, holdMs: 9, ttlMs: 1000, outcome: 'released' });
+    const [batch] = aggregator.seal(START + 10 * HOUR_MS, true).batches;
+    const entry = (rollups: NonNullable<typeof batch>["rollups"]) => encodeStreamBatch({ ...batch!, rollups, epoch: 'e', seq: 1 });
+    const withLease = entry(batch!.rollups);
+    expect(withLease[1]).toBe('2');
+    expect(decodeStreamBatch(withLease).rollups).toHaveLength(2);
+    expect(entry(batch!.rollups.filter((r) => r.pattern === 'cart:lock:{id}'))[1]).toBe('1');
+
     const base = { key: 'k', at: START, holdMs: 1, ttlMs: 10, outcome: 'released' };
     const refusal = (renewal: unknown) => refusalOf(base.key, base.at, base.holdMs, 0, base.ttlMs, 1, base.outcome, undefined, undefined, 1, undefined, undefined, renewal);
     expect(refusal({ gapsMs: [1], minMarginMs: 5 })).toBeUndefined();
@@ -139,5 +182,6 @@ describe('leases', () => {
     expect(refusal({ gapsMs: new Array(257).fill(1), minMarginMs: 5 })).toMatch(/at most 256/);
     expect(refusal({ gapsMs: [], minMarginMs: 5, library: 'celery' })).toMatch(/unknown `renewal.library`/);
     expect(refusal({ gapsMs: [], minMarginMs: 5, periodMs: -1 })).toMatch(/periodMs/);
+    expect(refusalOf(base.key, base.at, undefined, 0, base.ttlMs, 1, 'not_acquired', undefined, undefined, 0, undefined, undefined, { gapsMs: [], minMarginMs: 1 })).toMatch(/needs the `holdMs`/);
   });
 });

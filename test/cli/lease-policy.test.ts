@@ -53,7 +53,7 @@ describe('leases in check, apply and init', () => {
     const before = await runCli(['check', '--policy', path, '--db', bull], NOW);
     expect(before.code).toBe(1);
     expect(before.stdout).toMatch(/\| `bull:thumbs:\{id\}:lock` \| 1 s \| \*\*3 s\*\* \|.*🔴 lease at risk/);
-    expect(before.stdout).toMatch(/10 of 400 lease\(s\) came within 20 % of running out at a renewal, 2 job lock\(s\) ran out \(taken as stalled: the job may run twice\)/);
+    expect(before.stdout).toMatch(/10 of 400 lease\(s\) had under 200 ms left at a renewal, 2 job lock\(s\) ran out \(taken as stalled: the job may run twice\)/);
     expect(before.stdout).toMatch(/Worker option `lockDuration: 3000`/);
 
     const applied = await runCli(['apply', '--policy', path, '--db', bull], NOW);
@@ -86,6 +86,22 @@ describe('leases in check, apply and init', () => {
     // A safe lease keeps the TTL in use and gets a threshold at least what lateness needs.
     expect(locks['order:lock:{id}']).toMatchObject({ ttlMs: 1000 });
     expect(locks['order:lock:{id}'].extendThresholdMs).toBeGreaterThanOrEqual(100);
+  });
+
+  it('a TTL that falls keeps its lease fields under it: the threshold keeps its share, a renewal interval its share', async () => {
+    // 30 s with a 5 s threshold over data that needs 3 s: lowered (--strict is not needed for apply).
+    const threshold = policy('threshold', { 'order:lock:{id}': { ttlMs: 30_000, extendThresholdMs: 5000 } });
+    await runCli(['apply', '--policy', threshold, '--db', redlock], NOW);
+    expect(JSON.parse(readFileSync(threshold, 'utf8')).locks['order:lock:{id}']).toEqual({ ttlMs: 3000, extendThresholdMs: 500 });
+    // A fixed lock's data sharing a lease entry moves it too: the renewal interval stays under the TTL.
+    const fixed = await recordLeases(dir, 'fixed', { key: (i) => `order:lock:${i}`, ttlMs: 10_000, holds: 400, renewalsPerHold: 0, gapMs: () => 0, library: 'unknown' });
+    const renew = policy('renew', { 'order:lock:{id}': { ttlMs: 10_000, renewEveryMs: 8000 } });
+    const applied = await runCli(['apply', '--policy', renew, '--db', fixed], NOW);
+    expect(applied.code, applied.stderr).toBe(0);
+    const entry = JSON.parse(readFileSync(renew, 'utf8')).locks['order:lock:{id}'];
+    expect(entry.ttlMs).toBe(3000);
+    expect(entry.renewEveryMs).toBe(2400);
+    expect((await runCli(['check', '--policy', renew, '--db', fixed], NOW)).code).toBe(0);
   });
 
   it('refuses lease fields that cannot work, in one line each', () => {

@@ -46,6 +46,7 @@ function leaseOf(ttlMs: number, holdCount: number, over: Partial<LeaseAnalysis>)
     gapMs: { p50: ttlMs / 2, p99: ttlMs / 2 + 10, max: ttlMs / 2 + 30 },
     latenessMs: { p99: 10, p999: 20, max: 30 },
     minMarginMs: ttlMs / 2 - 30,
+    atRiskBelowMs: ttlMs / 5,
     atRisk: 0,
     ranOut: 0,
     roundTripMs: null,

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { SqliteRecorder, type LockSample } from '../../src/index.js';
 
-/** Lease samples as a door would record them, spread evenly over two days (the window rule is met). */
+/** Lease samples as a door would record them (with no renewals, fixed locks'), spread evenly over two days (the window rule is met). */
 export const LEASE_START = Date.UTC(2026, 10, 30, 0);
 const HOUR = 3_600_000;
 
@@ -24,7 +24,8 @@ export async function recordLeases(dir: string, name: string, shape: LeaseShape)
   const recorder = new SqliteRecorder({ path, instance: name });
   for (let i = 0; i < shape.holds; i++) {
     const gapsMs = Array.from({ length: shape.renewalsPerHold }, (_, r) => shape.gapMs(i, r));
-    const minMarginMs = Math.min(...gapsMs.map((g) => shape.ttlMs - g));
+    // No renewals: a fixed lock's sample, for data that mixes both.
+    const minMarginMs = gapsMs.length === 0 ? shape.ttlMs : Math.min(...gapsMs.map((g) => shape.ttlMs - g));
     const sample: LockSample = {
       key: shape.key(i),
       // Two days, evenly: the window rule is met.
@@ -33,14 +34,16 @@ export async function recordLeases(dir: string, name: string, shape: LeaseShape)
       ttlMs: shape.ttlMs,
       outcome: minMarginMs <= 0 ? 'expired' : 'released',
       extensions: gapsMs.length,
-      renewal: {
+    };
+    if (gapsMs.length > 0) {
+      sample.renewal = {
         gapsMs,
         minMarginMs,
         library: shape.library,
         ...(shape.periodMs !== undefined && { periodMs: shape.periodMs }),
         ...(shape.roundTripMs !== undefined && { maxRoundTripMs: shape.roundTripMs }),
-      },
-    };
+      };
+    }
     recorder.record(sample);
   }
   await recorder.close();

@@ -61,7 +61,7 @@ const ROWS: Row[] = [
     ],
   },
   {
-    says: 'a lease (renewed while held): a renewal came with under 20 % of the TTL left, or a lease ran out',
+    says: 'a lease (renewed while held): a renewal left under 20 % of the TTL (or half its on-time margin), or a lease ran out',
     cases: [
       { entry: { ttlMs: 1000 }, facts: { currentTtlMs: 1000, lease: { atRisk: 3, ranOut: 1, minMarginMs: 0 } }, check: 'fails', apply: 'raises' },
       // The lateness rule needs no more than the TTL: the late renewals are the far tail, a look.

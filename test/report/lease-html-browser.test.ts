@@ -44,7 +44,7 @@ describe("a lease's section of the HTML report", () => {
     await expect(section.locator('.formula').innerText()).resolves.toMatch(/A lease \(renewed while held\), advised from renewal lateness: lease = max\(3 s, 2 × q99\.9 lateness 510 ms \/ \(1 − 0\.5\)\) = 3 s/);
     const facts = await section.locator('dl').innerText();
     expect(facts).toMatch(/renewals\s+1,200 in 400 lease\(s\)/);
-    expect(facts).toMatch(/least margin\s+0 µs; 10 lease\(s\) under 20 % of the TTL, 2 ran out/);
+    expect(facts).toMatch(/least margin\s+0 µs; 10 lease\(s\) under 200 ms, 2 ran out/);
     // Hold distribution, hourly holds, renewal lateness, least margin per hour.
     await expect(section.locator('figure.chart svg').count()).resolves.toBe(4);
     const titles = await section.locator('figure.chart svg').evaluateAll((svgs) => svgs.map((svg) => svg.textContent ?? ''));

@@ -188,6 +188,13 @@ function ignoredLease(): LeaseParts<DecodeTarget> {
   return { gap: IGNORE, lateness: IGNORE, margin: IGNORE, roundTrip: IGNORE, loopDelay: IGNORE, periods: new Map(), libraries: new Map() };
 }
 
+/** Whether a well-formed rollup blob has a lease part (schema 9 on): readers older than it cannot read the blob. */
+export function hasLeasePart(bytes: Uint8Array): boolean {
+  const lease = ignoredLease();
+  addEncodedRollup(bytes, IGNORE, IGNORE, new Map(), IGNORE, lease);
+  return lease.libraries.size > 0;
+}
+
 /** Whether a blob is a well-formed rollup blob: one unreadable row must be skipped, not fail a whole report. */
 export function isReadableRollup(bytes: Uint8Array): boolean {
   try {
