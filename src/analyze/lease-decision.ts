@@ -26,7 +26,9 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
   const base = judged.source === 'default' ? p.ttl.currentMs : ttlMs;
   const verdict: Verdict =
     lease.atRisk > 0 ? 'lease-at-risk' : insufficient ? 'insufficient-data' : base > TOO_LONG_FACTOR * recommendedTtlMs ? 'lease-too-long' : 'ok';
-  const moves = (verdict === 'lease-at-risk' && recommendedTtlMs > base) || verdict === 'lease-too-long';
+  // node-redlock renews when its threshold is left: a threshold too small is not mended by a longer duration (a human's edit).
+  const thresholdShort = lease.mode === 'threshold' && (lease.thresholdMs ?? 0) < (lease.recommended.thresholdMs ?? 0);
+  const moves = (verdict === 'lease-at-risk' && recommendedTtlMs > base && !thresholdShort) || verdict === 'lease-too-long';
   const target = moves ? recommendedTtlMs : base;
   const apply: ApplyStep =
     target === ttlMs && judged.source !== 'default'

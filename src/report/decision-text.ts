@@ -64,8 +64,11 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
       if (f.lease.renewals === 0) {
         return `${ranOut || `${formatCount(f.atRisk)} lease(s) came near running out`} before any renewal was seen (a holder gone, or blocked past the ${formatMs(f.ttlMs)} lease): too few renewals yet to say what lease it needs.`;
       }
-      const need =
-        f.recommendedTtlMs > f.ttlMs
+      const l = f.lease;
+      const thresholdShort = l.mode === 'threshold' && l.thresholdMs !== undefined && l.recommended.thresholdMs !== undefined && l.thresholdMs < l.recommended.thresholdMs;
+      const need = thresholdShort
+        ? `raise the threshold (node-redlock's \`automaticExtensionThreshold\`) from ${formatMs(l.thresholdMs!)} to at least ${formatMs(l.recommended.thresholdMs!)}: a renewal is sent when that much is left, so a longer duration does not help.`
+        : f.recommendedTtlMs > f.ttlMs
           ? `renewal lateness needs ${formatMs(f.recommendedTtlMs)}.`
           : `the lateness rule needs no more than ${formatMs(f.ttlMs)}: these were the far tail — look at what blocked the holders (event loop, GC, Redis latency).`;
       return (

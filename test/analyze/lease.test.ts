@@ -5,6 +5,7 @@ import { decide } from '../../src/analyze/decision.js';
 import { DEFAULT_RECOMMENDATION_POLICY } from '../../src/analyze/recommend.js';
 import { mergeDatabases } from '../../src/store/merge.js';
 import { refusalOf } from '../../src/sample/check-sample.js';
+import { findingText } from '../../src/report/decision-text.js';
 import { aggregatorFor } from '../../src/record/aggregator.js';
 import { decodeStreamBatch, encodeStreamBatch } from '../../src/fleet/stream-entry.js';
 import { HOUR_MS } from '../../src/units.js';
@@ -110,6 +111,30 @@ describe('leases', () => {
     const [q] = analyze([late]).patterns;
     expect(q!.lease).toMatchObject({ atRisk: 1, ranOut: 0 });
     expect(q!.verdict).toBe('lease-at-risk');
+  });
+
+  it('node-redlock with a threshold too small for its lateness: at risk, and the advice is the threshold, not the duration', async () => {
+    // duration 3 s, automaticExtensionThreshold 100 ms: renewals due 2.9 s apart, one in 50 comes 60–90 ms late.
+    const path = await recordLeases(dir, 'redlock-threshold', {
+      key: (i) => `sync:lock:${i}`,
+      ttlMs: 3000,
+      holds: 300,
+      renewalsPerHold: 2,
+      gapMs: (i, r) => (i % 50 === 0 && r === 1 ? 2960 + (i % 31) : 2900 + (i % 3)),
+      library: 'redlock',
+      roundTripMs: 2,
+    });
+    const [p] = analyze([path]).patterns;
+    const lease = p!.lease!;
+    expect(lease).toMatchObject({ mode: 'threshold', atRisk: 6, ranOut: 0 });
+    expect(lease.thresholdMs).toBeLessThanOrEqual(100);
+    expect(lease.recommended.thresholdMs).toBeGreaterThan(lease.thresholdMs!);
+    expect(p!.verdict).toBe('lease-at-risk');
+    // apply cannot mend it by the duration: check warns, naming the threshold.
+    expect(p!.decision.apply.kind).toBe('keep');
+    expect(p!.decision.level).toBe('warn');
+    const text = findingText(p!.decision.findings.find((f) => f.kind === 'lease-at-risk')!);
+    expect(text).toMatch(/raise the threshold \(node-redlock's `automaticExtensionThreshold`\) from \d+ ms to at least \d+ ms/);
   });
 
   it('a Redisson-like 30 s watchdog renewing in time is a lease too long: lowered only where apply would (strict)', async () => {
