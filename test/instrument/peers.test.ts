@@ -30,9 +30,9 @@ function holdTimes(n: number, seed = 7): number[] {
   return Array.from({ length: n }, () => Math.round(2 + 60 * next() ** 3));
 }
 
-function p99(values: number[]): number {
+function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.ceil(0.99 * sorted.length) - 1]!;
+  return sorted[Math.ceil((p / 100) * sorted.length) - 1]!;
 }
 
 /**
@@ -49,9 +49,13 @@ async function held(ms: number, release: () => Promise<unknown>): Promise<number
 function expectHoldsMatch(samples: LockSample[], measured: number[], ttlMs: number) {
   expect(samples).toHaveLength(measured.length);
   expect(samples.every((s) => s.outcome === 'released' && s.ttlMs === ttlMs)).toBe(true);
-  const ours = p99(samples.map((s) => s.holdMs!));
-  const theirs = p99(measured);
-  expect(Math.abs(ours - theirs)).toBeLessThanOrEqual(0.05 * theirs + 4);
+  const ours = samples.map((s) => s.holdMs!);
+  // The median tightly; the p99, one of the slowest few, with room for a loaded host's scheduling: the user's
+  // promise resolves after the reply instrument reads, and a busy event loop (a CI run measured 9.4 ms) widens that.
+  const median = percentile(measured, 50);
+  expect(Math.abs(percentile(ours, 50) - median)).toBeLessThanOrEqual(0.05 * median + 4);
+  const p99 = percentile(measured, 99);
+  expect(Math.abs(percentile(ours, 99) - p99)).toBeLessThanOrEqual(0.05 * p99 + 15);
 }
 
 /** A client of each kind, instrumented into its own recorder. */
