@@ -1,7 +1,7 @@
 import { MAX_TTL_MS } from '../units.js';
 import { MIN_SAMPLES_FOR_P99 } from './confidence.js';
 import { DECISION_DEFAULTS, type Decision, type DecisionFacts, type DecisionOptions, type Expirations, type Finding, type HoldReason, type ApplyStep, type JudgedTtl, type RulePolicy } from './decision-types.js';
-import { applyStep } from './evidence.js';
+import { applyStep, closingFindings } from './evidence.js';
 import { decideLease } from './lease-decision.js';
 import { rateOf } from './risk.js';
 import { verdictFor, type Verdict } from './verdict.js';
@@ -87,11 +87,7 @@ export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, op
     findings.push({ kind: 'censored', censored: p.censored, p99Ms: p.holdMs.p99, p99CeilingMs: ceiling, recommendedTtlMs, ceilingTtlMs });
   }
   if (expirations.covered > 0) findings.push({ kind: 'resolved', count: expirations.covered, inUseTtlMs: p.ttl.currentMs });
-  if (judged.source === 'policy' && p.ttl.currentMs !== ttlMs) findings.push({ kind: 'deploy-pending', inUseTtlMs: p.ttl.currentMs });
-  if (p.contended) {
-    findings.push({ kind: 'contended', waitP99Ms: p.waitMs.p99, notAcquiredRate: p.count > 0 ? p.outcomes.not_acquired / p.count : 0 });
-    warns = true;
-  }
+  if (closingFindings(p, judged, findings)) warns = true;
   return {
     verdict,
     recommendedTtlMs,

@@ -1,5 +1,5 @@
 import { MIN_SAMPLES_FOR_P99 } from './confidence.js';
-import type { ApplyStep, DecisionOptions, HoldReason, JudgedTtl } from './decision-types.js';
+import type { ApplyStep, DecisionFacts, DecisionOptions, Finding, HoldReason, JudgedTtl } from './decision-types.js';
 import { MIN_RENEWALS } from './lease.js';
 
 /** What a move stands on: hold times (a fixed lock) or renewals (a lease), and the span of the data. */
@@ -28,4 +28,15 @@ export function applyStep(e: Evidence, judged: JudgedTtl, toMs: number, urgent: 
   const changePercent = (Math.abs(toMs - fromMs) / fromMs) * 100;
   if (changePercent < o.minChangePercent && !urgent) return hold({ kind: 'under-min-change', changePercent, minChangePercent: o.minChangePercent });
   return { kind: 'write', toMs };
+}
+
+/**
+ * The findings every decision ends with, fixed lock or lease: a deploy pending (the policy's TTL is not
+ * the one in use yet) and contention. Returns whether they want a human's look.
+ */
+export function closingFindings(p: DecisionFacts, judged: JudgedTtl, findings: Finding[]): boolean {
+  if (judged.source === 'policy' && p.ttl.currentMs !== judged.ttlMs) findings.push({ kind: 'deploy-pending', inUseTtlMs: p.ttl.currentMs });
+  if (!p.contended) return false;
+  findings.push({ kind: 'contended', waitP99Ms: p.waitMs.p99, notAcquiredRate: p.count > 0 ? p.outcomes.not_acquired / p.count : 0 });
+  return true;
 }

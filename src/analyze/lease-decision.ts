@@ -1,5 +1,5 @@
 import type { ApplyStep, Decision, DecisionFacts, DecisionOptions, Finding, JudgedTtl, RulePolicy } from './decision-types.js';
-import { applyStep } from './evidence.js';
+import { applyStep, closingFindings } from './evidence.js';
 import { MIN_RENEWALS, type LeaseAnalysis } from './lease.js';
 import { TOO_LONG_FACTOR } from './recommend.js';
 import type { Verdict } from './verdict.js';
@@ -63,22 +63,17 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
     fails = writes && options.strict;
     warns = writes;
   } else if (verdict === 'insufficient-data') {
-    findings.push({ kind: 'insufficient-renewals', renewals: lease.renewals, neededCount: MIN_RENEWALS });
     fails = options.failOnInsufficientData && !judged.pinned;
     warns = true;
   }
-  // Why apply leaves a lease that wants a move; with too few renewals there is no advice to leave out.
-  if (insufficient && verdict !== 'insufficient-data') findings.push({ kind: 'insufficient-renewals', renewals: lease.renewals, neededCount: MIN_RENEWALS });
+  // The verdict itself, or why apply leaves a lease that wants a move: no advice to leave out.
+  if (insufficient) findings.push({ kind: 'insufficient-renewals', renewals: lease.renewals, neededCount: MIN_RENEWALS });
   // What the renewals showed and the advice in the library's words, after what is wrong.
   findings.push({ kind: 'lease', lease, ttlMs: base, floorMs: rule.floorMs });
   if (apply.kind === 'hold' && moves && apply.why.kind !== 'too-few-renewals') {
     findings.push({ kind: 'held', fromMs: ttlMs, toMs: apply.toMs, why: apply.why, advice: !insufficient });
   }
-  if (judged.source === 'policy' && p.ttl.currentMs !== ttlMs) findings.push({ kind: 'deploy-pending', inUseTtlMs: p.ttl.currentMs });
-  if (p.contended) {
-    findings.push({ kind: 'contended', waitP99Ms: p.waitMs.p99, notAcquiredRate: p.count > 0 ? p.outcomes.not_acquired / p.count : 0 });
-    warns = true;
-  }
+  if (closingFindings(p, judged, findings)) warns = true;
   const expired = p.outcomes.expired;
   return {
     verdict,

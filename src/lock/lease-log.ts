@@ -59,7 +59,6 @@ export class LeaseLog {
   private readonly gaps: number[] = [];
   private minMarginMs = Number.POSITIVE_INFINITY;
   private maxRoundTripMs = 0;
-  private renewals = 0;
   private watching = false;
   /** When the event loop began to be watched for this lease. */
   watchedFromPerf = 0;
@@ -94,7 +93,6 @@ export class LeaseLog {
   renewed(sentPerf: number, repliedPerf: number, expiresPerf: number): void {
     if (this.gaps.length < MAX_RENEWAL_GAPS) this.gaps.push(sentPerf - this.lastSentPerf);
     this.lastSentPerf = sentPerf;
-    this.renewals++;
     const margin = expiresPerf - repliedPerf;
     if (margin < this.minMarginMs) this.minMarginMs = margin;
     if (repliedPerf - sentPerf > this.maxRoundTripMs) this.maxRoundTripMs = repliedPerf - sentPerf;
@@ -119,7 +117,8 @@ export class LeaseLog {
     if (minMarginMs === Number.POSITIVE_INFINITY) minMarginMs = Math.max(0, expiresPerf - endPerf);
     const timings: RenewalTimings = { gapsMs: this.gaps, minMarginMs, library: 'ttl-advisor' };
     if (this.periodMs !== undefined) timings.periodMs = this.periodMs;
-    if (this.renewals > 0) timings.maxRoundTripMs = this.maxRoundTripMs;
+    // Every renewal has a gap (the cap is far above 0): with none, there is no round trip to give.
+    if (this.gaps.length > 0) timings.maxRoundTripMs = this.maxRoundTripMs;
     if (this.loopMaxMs !== undefined) timings.maxLoopDelayMs = this.loopMaxMs;
     return timings;
   }

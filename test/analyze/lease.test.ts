@@ -10,7 +10,7 @@ import { aggregatorFor } from '../../src/record/aggregator.js';
 import { decodeStreamBatch, encodeStreamBatch } from '../../src/fleet/stream-entry.js';
 import { HOUR_MS } from '../../src/units.js';
 import { tempDir } from '../helpers/temp.js';
-import { recordLeases, type LeaseShape } from '../helpers/lease-data.js';
+import { LATE_BULLMQ, recordLeases, type LeaseShape } from '../helpers/lease-data.js';
 
 /**
  * Leases end to end through a real samples file: renewal timings folded into
@@ -52,15 +52,7 @@ describe('leases', () => {
 
   it('BullMQ-like renewals that come late: lease-at-risk, and the lease follows L = max(3 s, 2 × q99.9 / (1 − α))', async () => {
     // lockDuration 1,000 ms, renewed every 500 ms; one hold in 40 has a renewal 350–510 ms late (event loop blocked).
-    const path = await recordLeases(dir, 'bull', {
-      key: (i) => `bull:thumbs:${i}:lock`,
-      ttlMs: 1000,
-      holds: 400,
-      renewalsPerHold: 3,
-      gapMs: (i, r) => (i % 40 === 0 && r === 1 ? 500 + 350 + (i % 200) : 500 + (i % 5)),
-      periodMs: 500,
-      library: 'bullmq',
-    });
+    const path = await recordLeases(dir, 'bull', LATE_BULLMQ);
     const [p] = analyze([path]).patterns;
     const lease = p!.lease!;
     expect(p!.pattern).toBe('bull:thumbs:{id}:lock');

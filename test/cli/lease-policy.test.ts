@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../src/index.js';
 import { runCli } from '../helpers/cli.js';
-import { recordLeases } from '../helpers/lease-data.js';
+import { LATE_BULLMQ, recordLeases } from '../helpers/lease-data.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -20,15 +20,7 @@ let redlock = '';
 
 beforeAll(async () => {
   // BullMQ, lockDuration 1 s renewed every 500 ms; one job in 40 blocks its worker's event loop 350–510 ms.
-  bull = await recordLeases(dir, 'bull', {
-    key: (i) => `bull:thumbs:${i}:lock`,
-    ttlMs: 1000,
-    holds: 400,
-    renewalsPerHold: 3,
-    gapMs: (i, r) => (i % 40 === 0 && r === 1 ? 850 + (i % 200) : 500 + (i % 5)),
-    periodMs: 500,
-    library: 'bullmq',
-  });
+  bull = await recordLeases(dir, 'bull', LATE_BULLMQ);
   // node-redlock using(), 1 s duration, renewed with 500 ms left: on time.
   redlock = await recordLeases(dir, 'redlock', {
     key: (i) => `order:lock:${i}`,

@@ -50,3 +50,17 @@ export async function recordLeases(dir: string, name: string, shape: LeaseShape)
   expect(recorder.stats().dropped).toBe(0);
   return path;
 }
+
+/**
+ * BullMQ at `lockDuration: 1000`, renewed every 500 ms: 400 jobs, 3 renewals each; one job in 40 blocks its
+ * worker's event loop 350–510 ms, so one renewal comes that late (10 leases under 200 ms left, 2 run out).
+ */
+export const LATE_BULLMQ: LeaseShape = {
+  key: (i) => `bull:thumbs:${i}:lock`,
+  ttlMs: 1000,
+  holds: 400,
+  renewalsPerHold: 3,
+  gapMs: (i, r) => (i % 40 === 0 && r === 1 ? 850 + (i % 200) : 500 + (i % 5)),
+  periodMs: 500,
+  library: 'bullmq',
+};

@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
-import { recordLeases } from '../helpers/lease-data.js';
+import { LATE_BULLMQ, recordLeases } from '../helpers/lease-data.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** A lease's section of the HTML report, in a real browser: its formula, its facts and its two charts. */
@@ -16,15 +16,7 @@ let browser: Browser;
 let reportUrl: string;
 
 beforeAll(async () => {
-  const db = await recordLeases(dir, 'bull', {
-    key: (i) => `bull:thumbs:${i}:lock`,
-    ttlMs: 1000,
-    holds: 400,
-    renewalsPerHold: 3,
-    gapMs: (i, r) => (i % 40 === 0 && r === 1 ? 850 + (i % 200) : 500 + (i % 5)),
-    periodMs: 500,
-    library: 'bullmq',
-  });
+  const db = await recordLeases(dir, 'bull', LATE_BULLMQ);
   const out = join(dir, 'out');
   const { code } = await runCli(['report', '--db', db, '--out', out, '--format', 'html'], Date.UTC(2026, 11, 2));
   expect(code).toBe(0);
