@@ -374,7 +374,9 @@ describe.each(CLIENT_KINDS)('what the peers’ suites found, through %s', (kind)
     }, { ttlMs: 300, autoExtend: 100, maxHoldMs: 500, recorder });
     expect(capped).toBe(true);
     expect(recorder.samples[0]).toMatchObject({ outcome: 'expired' });
-    expect(recorder.samples[0]!.extensions).toBeLessThanOrEqual(4);
+    // Four every 100 ms before the 500 ms cap; a fifth when the timers fire a fraction of a ms early (libuv's
+    // cached loop time), as a run beside two CPU-bound processes saw. Never more: none is sent past the cap.
+    expect(recorder.samples[0]!.extensions).toBeLessThanOrEqual(5);
   });
 
   it('rejects an autoExtend interval that is not below the TTL', async () => {
