@@ -23,38 +23,65 @@ export class CommandTimeoutError extends Error {
  */
 export const WATCHDOG_TICK_MS = 10;
 
-class PendingCommand<T> {
+// The promise executor's resolve and reject, taken without a closure per command.
+let capturedResolve: (value: never) => void = () => undefined;
+let capturedReject: (error: unknown) => void = () => undefined;
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
+/**
+ * A command under a deadline: {@link reply} settles as the command does, or rejects with
+ * {@link CommandTimeoutError} once the deadline has passed. The command's own promise settles
+ * {@link reply} directly (no wrapper callbacks: one promise, its two resolvers and this node per
+ * command), so the caller says {@link done} once it has the reply, and the watchdog forgets it.
+ */
+export class PendingCommand<T> {
   prev: PendingCommand<unknown> | Sentinel;
   next: PendingCommand<unknown> | Sentinel;
+  readonly reply: Promise<T>;
+  private readonly reject: (error: unknown) => void;
 
   constructor(
-    /** Monotonic time (performance.now(), ms) after which the command has failed. */
-    readonly deadline: number,
+    pending: Promise<T>,
     readonly timeoutMs: number,
-    private readonly resolve: (value: T) => void,
-    private readonly reject: (error: unknown) => void,
+    /** Monotonic time (performance.now(), ms) after which the command has failed. */
+    readonly deadline: number = performance.now() + timeoutMs,
   ) {
+    if (timeoutMs === 0) {
+      // No timeout: the command's own promise, and nothing for the watchdog.
+      this.reply = pending;
+      this.reject = capturedReject;
+      this.prev = this.next = detached;
+      return;
+    }
+    this.reply = new Promise<T>(capture);
+    this.reject = capturedReject;
+    // A reply after the timeout settles nothing: the promise has already rejected.
+    void pending.then(capturedResolve as (value: T) => void, capturedReject);
     this.prev = sentinel.prev;
     this.next = sentinel;
     sentinel.prev.next = this;
     sentinel.prev = this;
+    if (!watchdog) {
+      watchdog = setInterval(checkDeadlines, WATCHDOG_TICK_MS);
+      watchdog.unref();
+    }
   }
 
-  settle(value: T): void {
-    this.unlink();
-    this.resolve(value);
-  }
-
-  fail(error: unknown): void {
-    this.unlink();
-    this.reject(error);
-  }
-
-  private unlink(): void {
+  /** The reply was awaited (or abandoned): the watchdog need not look at this command again. Idempotent. */
+  done(): void {
     this.prev.next = this.next;
     this.next.prev = this.prev;
-    // Settling twice (a reply after the timeout) must not unlink neighbours again.
+    // Done twice (after a timeout) must not unlink neighbours again.
     this.prev = this.next = detached;
+  }
+
+  /** @internal The watchdog's verdict. */
+  timeOut(): void {
+    this.done();
+    this.reject(new CommandTimeoutError(this.timeoutMs));
   }
 }
 
@@ -82,24 +109,14 @@ function checkDeadlines(): void {
   while (node !== sentinel) {
     const command = node as PendingCommand<unknown>;
     node = command.next;
-    if (command.deadline <= now) command.fail(new CommandTimeoutError(command.timeoutMs));
+    if (command.deadline <= now) command.timeOut();
   }
 }
 
 /** Resolves or rejects as `pending` does, or rejects with {@link CommandTimeoutError} after about `timeoutMs`. */
 export function withDeadline<T>(pending: Promise<T>, timeoutMs: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const deadline = performance.now() + timeoutMs;
-    const command = new PendingCommand<T>(deadline, timeoutMs, resolve, reject);
-    if (!watchdog) {
-      watchdog = setInterval(checkDeadlines, WATCHDOG_TICK_MS);
-      watchdog.unref();
-    }
-    pending.then(
-      (value) => command.settle(value),
-      (error: unknown) => command.fail(error),
-    );
-  });
+  const command = new PendingCommand(pending, timeoutMs);
+  return command.reply.finally(() => command.done());
 }
 
 /** Waits `ms`, or less when `signal` aborts (the caller then checks it). */

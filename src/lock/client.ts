@@ -30,6 +30,8 @@ export interface LockCommands {
   setNxPx(key: string, token: string, ttlMs: number): Promise<unknown>;
   evalsha(sha1: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
   eval(script: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+  /** `EVALSHA sha1 1 key arg [arg2]`: the release and the extension, without arrays to build and spread per lock. */
+  evalshaOneKey(sha1: string, key: string, arg: string, arg2?: number): Promise<unknown>;
 }
 
 // One adapter per client, made on first use: the lock's hot path then costs one extra call per command.
@@ -64,6 +66,7 @@ function ioredisCommands(client: IoredisLockClient): LockCommands {
     setNxPx: (key, token, ttlMs) => client.set(key, token, 'PX', ttlMs, 'NX'),
     evalsha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
     eval: (script, keys, args) => client.eval(script, keys.length, ...keys, ...args),
+    evalshaOneKey: (sha1, key, arg, arg2) => (arg2 === undefined ? client.evalsha(sha1, 1, key, arg) : client.evalsha(sha1, 1, key, arg, arg2)),
   };
 }
 
@@ -73,6 +76,7 @@ function nodeRedisCommands(client: NodeRedisLockClient): LockCommands {
     setNxPx: (key, token, ttlMs) => client.set(key, token, { expiration: { type: 'PX', value: ttlMs }, condition: 'NX' }),
     evalsha: (sha1, keys, args) => client.evalSha(sha1, options(keys, args)),
     eval: (script, keys, args) => client.eval(script, options(keys, args)),
+    evalshaOneKey: (sha1, key, arg, arg2) => client.evalSha(sha1, { keys: [key], arguments: arg2 === undefined ? [arg] : [arg, String(arg2)] }),
   };
 }
 

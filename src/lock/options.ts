@@ -128,9 +128,97 @@ export interface ResolvedLockOptions {
   maxHoldMs: number;
 }
 
+/**
+ * What an options object was resolved from, kept beside the result: options built once and passed to
+ * every lock (as they should be) are validated once, and a field changed since is noticed and read again.
+ */
+class ResolvedFrom {
+  // Every option but `policy` (options with one resolve per key), each read by name: a loop over names
+  // would make every read a keyed lookup, slower than resolving afresh.
+  private readonly ttlMs: unknown;
+  private readonly retry: RetryOptions | undefined;
+  private readonly retryCount: unknown;
+  private readonly retryDelayMs: unknown;
+  private readonly retryJitterMs: unknown;
+  private readonly acquireTimeoutMs: unknown;
+  private readonly commandTimeoutMs: unknown;
+  private readonly recorder: unknown;
+  private readonly pattern: unknown;
+  private readonly holder: unknown;
+  private readonly fencing: unknown;
+  private readonly onLockLost: unknown;
+  private readonly throwOnLockLost: unknown;
+  private readonly signal: unknown;
+  private readonly autoExtend: unknown;
+  private readonly maxHoldMs: unknown;
+
+  constructor(
+    o: LockOptions,
+    readonly resolved: ResolvedLockOptions,
+  ) {
+    this.ttlMs = o.ttlMs;
+    this.retry = o.retry;
+    this.retryCount = o.retry?.count;
+    this.retryDelayMs = o.retry?.delayMs;
+    this.retryJitterMs = o.retry?.jitterMs;
+    this.acquireTimeoutMs = o.acquireTimeoutMs;
+    this.commandTimeoutMs = o.commandTimeoutMs;
+    this.recorder = o.recorder;
+    this.pattern = o.pattern;
+    this.holder = o.holder;
+    this.fencing = o.fencing;
+    this.onLockLost = o.onLockLost;
+    this.throwOnLockLost = o.throwOnLockLost;
+    this.signal = o.signal;
+    this.autoExtend = o.autoExtend;
+    this.maxHoldMs = o.maxHoldMs;
+  }
+
+  matches(o: LockOptions): boolean {
+    const retry = o.retry;
+    return (
+      o.ttlMs === this.ttlMs &&
+      retry === this.retry &&
+      retry?.count === this.retryCount &&
+      retry?.delayMs === this.retryDelayMs &&
+      retry?.jitterMs === this.retryJitterMs &&
+      o.acquireTimeoutMs === this.acquireTimeoutMs &&
+      o.commandTimeoutMs === this.commandTimeoutMs &&
+      o.recorder === this.recorder &&
+      o.pattern === this.pattern &&
+      o.holder === this.holder &&
+      o.fencing === this.fencing &&
+      o.onLockLost === this.onLockLost &&
+      o.throwOnLockLost === this.throwOnLockLost &&
+      o.signal === this.signal &&
+      o.autoExtend === this.autoExtend &&
+      o.maxHoldMs === this.maxHoldMs
+    );
+  }
+}
+
+const resolvedOptions = new WeakMap<LockOptions, ResolvedFrom>();
+/**
+ * The last options object resolved afresh. One is remembered only when it comes back: options spread
+ * per call (`{ ...options, recorder }`) are new every time, and remembering each would cost more than
+ * it saves. One object is held, whatever the number of locks.
+ */
+let lastResolvedAfresh: LockOptions | undefined;
+
 /** Validates lock options at the boundary; throws {@link ConfigError} naming the option. */
 export function resolveLockOptions(options: LockOptions, key: string): ResolvedLockOptions {
   optionsObject('lock', options);
+  // A policy resolves per key; anything else per options object, while its fields stay as they were.
+  if (options.policy !== undefined && options.ttlMs === undefined) return resolveFresh(options, key);
+  const cached = resolvedOptions.get(options);
+  if (cached?.matches(options)) return cached.resolved;
+  const resolved = resolveFresh(options, key);
+  if (options === lastResolvedAfresh) resolvedOptions.set(options, new ResolvedFrom(options, resolved));
+  else lastResolvedAfresh = options;
+  return resolved;
+}
+
+function resolveFresh(options: LockOptions, key: string): ResolvedLockOptions {
   let ttlMs: unknown = options.ttlMs;
   let pattern = options.pattern;
   let autoExtend = options.autoExtend;

@@ -54,6 +54,14 @@ export function runScript(redis: LockCommands, lua: LuaScript, keys: readonly st
   });
 }
 
+/** {@link runScript} for a script of one key and one or two arguments (the release, the extension): no arrays per call. */
+export function runScriptOneKey(redis: LockCommands, lua: LuaScript, key: string, arg: string, arg2?: number): Promise<unknown> {
+  return redis.evalshaOneKey(lua.sha, key, arg, arg2).catch((error: unknown) => {
+    if (isNoScript(error)) return redis.eval(lua.source, [key], arg2 === undefined ? [arg] : [arg, arg2]);
+    throw error;
+  });
+}
+
 /** Whether Redis answered that it does not have the script cached (after a restart or SCRIPT FLUSH). */
 export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');

@@ -2,6 +2,7 @@ import { LockLostError } from '../errors.js';
 import type { LockClient } from './client.js';
 import type { LockOptions } from './options.js';
 import { RedisLock } from './redis-lock.js';
+import { isNoScript } from './scripts.js';
 
 /**
  * Runs `fn` while holding the Redis lock on `key`, and releases the lock
@@ -31,7 +32,23 @@ export async function withLock<T>(
   fn: (lock: RedisLock) => T | Promise<T>,
   options: LockOptions,
 ): Promise<T> {
-  const lock = await new RedisLock(redis, key, options).acquire();
+  // lock.acquire() and lock.release(), written out: each async layer costs CPU and memory per lock.
+  const lock = new RedisLock(redis, key, options);
+  lock.begin();
+  const signal = options.signal;
+  const attempt = lock.attempt(signal);
+  let reply: unknown;
+  try {
+    reply = await attempt.reply;
+  } catch (error) {
+    attempt.done();
+    lock.acquireFailed(error);
+  }
+  attempt.done();
+  if (!lock.attempted(reply, signal)) {
+    await lock.pause(signal);
+    await lock.attemptUntilWon(signal);
+  }
   let result: T;
   try {
     result = await fn(lock);
@@ -43,7 +60,20 @@ export async function withLock<T>(
     if (options.throwOnLockLost && reason instanceof LockLostError && abortedBy(error, reason)) throw reason;
     throw error;
   }
-  const stillHeld = await lock.finish(false);
+  const release = lock.releaseCommand(false);
+  let stillHeld = false;
+  if (release) {
+    let deleted: unknown;
+    let failure: { error: unknown } | undefined;
+    try {
+      deleted = await release.reply;
+    } catch (error) {
+      failure = { error };
+    }
+    release.done();
+    if (!failure) stillHeld = lock.released(deleted);
+    else stillHeld = isNoScript(failure.error) ? await lock.releaseByEval() : lock.releaseFailed(failure.error);
+  }
   if (!stillHeld && options.throwOnLockLost) {
     throw lock.signal.reason instanceof LockLostError ? lock.signal.reason : new LockLostError(key, lock.ttlMs, lock.heldMs);
   }

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { startRedisServer } from '../helpers/redis-server.js';
 import { benchInstrument } from './instrument.js';
 import { benchLockOverhead } from './lock-overhead.js';
+import { benchLockMicro } from './lock-micro.js';
 import { benchLeases } from './lease.js';
 import { benchWatch } from './watch.js';
 import { benchFootprint, benchRecorderIngest } from './recorder-ingest.js';
@@ -25,6 +26,7 @@ const results: Record<string, unknown> = {
 };
 
 try {
+  if (wanted('lock') || wanted('lock-micro')) results.lockMicro = await benchLockMicro();
   if (wanted('lock')) {
     const server = process.env.REDIS_URL ? undefined : await startRedisServer();
     const redis = new Redis(process.env.REDIS_URL ?? server!.url);

@@ -10,6 +10,8 @@ import {
   withLock,
   type LockClient,
   type LockLostEvent,
+  type LockOptions,
+  type LockSample,
 } from '../../src/index.js';
 import { fenceKeyOf } from '../../src/lock/client.js';
 import { CLIENT_KINDS, connectClient, type ClientKind, type TestClient } from '../helpers/clients.js';
@@ -40,8 +42,8 @@ describe.each(CLIENT_KINDS)('through %s', (kind) => {
       const key = newKey();
       const lock = await RedisLock.acquire(redis, key, { ttlMs: 5000 });
       const token = lock.token!;
-      // tta1.<holder>.<acquire start, base 36>.<random UUID>: see src/token.ts
-      expect(token).toMatch(/^tta1\.[A-Za-z0-9_-]+\.[0-9a-z]+\.[0-9a-f-]{36}$/);
+      // tta1.<holder>.<acquire start, base 36>.<128 random bits, base64url>: see src/token.ts
+      expect(token).toMatch(/^tta1\.[A-Za-z0-9_-]+\.[0-9a-z]+\.[A-Za-z0-9_-]{22}$/);
       expect(await other.get(key)).toBe(token);
       const pttl = await other.pttl(key);
       expect(pttl).toBeGreaterThan(4000);
@@ -149,6 +151,31 @@ describe.each(CLIENT_KINDS)('through %s', (kind) => {
       expect(await lock.release()).toBe(true);
       await other.script('FLUSH');
       await withLock(redis, key, () => undefined, { ttlMs: 1000, fencing: true });
+      // withLock's own release path: EVALSHA answers NOSCRIPT, EVAL releases, and the sample says so.
+      const samples: LockSample[] = [];
+      for (const fencing of [false, true]) {
+        await other.script('FLUSH');
+        await withLock(redis, key, () => undefined, { ttlMs: 1000, fencing, recorder: { record: (s) => void samples.push(s) } });
+        expect(await other.exists(key)).toBe(0);
+      }
+      expect(samples.map((s) => s.outcome)).toEqual(['released', 'released']);
+    });
+
+    it('reads an options object again when one of its fields changed since the last lock', async () => {
+      const key = newKey();
+      const samples: LockSample[] = [];
+      const options: LockOptions = { ttlMs: 1000, retry: { count: 0, delayMs: 600, jitterMs: 0 }, recorder: { record: (s) => void samples.push(s) } };
+      // Three times: the second remembers the resolved options, the third uses them.
+      for (let i = 0; i < 3; i++) await withLock(redis, key, () => undefined, options);
+      options.ttlMs = 2000;
+      await withLock(redis, key, async () => expect(await other.pttl(key)).toBeGreaterThan(1000), options);
+      options.retry!.count = 1;
+      // Held by another for 250 ms: the second attempt, 600 ms after the first, wins.
+      await other.set(key, 'someone else', 'PX', 250);
+      await withLock(redis, key, () => undefined, options);
+      expect(samples.map((s) => [s.ttlMs, s.attempts])).toEqual([[1000, 1], [1000, 1], [1000, 1], [2000, 1], [2000, 2]]);
+      options.ttlMs = 0;
+      await expect(withLock(redis, key, () => undefined, options)).rejects.toThrow(/ttlMs/);
     });
 
     it('supports await using', async () => {
