@@ -46,7 +46,7 @@ export class PendingCommand<T> {
   constructor(
     pending: Promise<T>,
     readonly timeoutMs: number,
-    /** Monotonic time (performance.now(), ms) after which the command has failed. */
+    /** Monotonic time (performance.now(), ms) after which the command has failed; the caller's clock reading saves one. */
     readonly deadline: number = performance.now() + timeoutMs,
   ) {
     if (timeoutMs === 0) {

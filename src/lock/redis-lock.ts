@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { epochMsAt } from '../clock.js';
 import { CommandTimeoutError, PendingCommand, sleep } from '../deadline.js';
 import { newToken } from '../token.js';
 import { ConfigError, LockNotAcquiredError, LockRedisError, TtlAdvisorError } from '../errors.js';
@@ -74,7 +75,8 @@ export class RedisLock extends LockState {
     }
     this.state = 'acquiring';
     this.generation++;
-    this.startedAtMs = Date.now();
+    this.startPerf = this.sentPerf = performance.now();
+    this.startedAtMs = epochMsAt(this.startPerf);
     this.tokenValue = newToken(this.options.holder, this.startedAtMs);
     this.fence = undefined;
     this.attempts = 0;
@@ -84,7 +86,6 @@ export class RedisLock extends LockState {
     this.abort = undefined;
     this.lease = undefined;
     this.releasedHeldMs = 0;
-    this.startPerf = this.sentPerf = performance.now();
   }
 
   /** @internal Sends one attempt: SET NX PX, or the fencing script, under the command timeout. */
@@ -96,7 +97,7 @@ export class RedisLock extends LockState {
       ? runScript(this.redis, ACQUIRE_WITH_FENCE, [this.key, fenceKeyOf(this.key)], [this.tokenValue!, o.ttlMs])
       : this.redis.setNxPx(this.key, this.tokenValue!, o.ttlMs);
     // The full command timeout even near the acquire deadline: a slow reply is contention, not failure.
-    return new PendingCommand(pending, o.commandTimeoutMs);
+    return new PendingCommand(pending, o.commandTimeoutMs, this.sentPerf + o.commandTimeoutMs);
   }
 
   /** @internal An attempt failed in Redis (or timed out). */
@@ -192,7 +193,8 @@ export class RedisLock extends LockState {
     this.lease?.stop();
     this.releaseSentPerf = performance.now();
     // EVALSHA alone: a NOSCRIPT reply is retried by EVAL (releaseByEval), with no catch handler per lock.
-    return new PendingCommand(this.redis.evalshaOneKey(RELEASE.sha, this.key, this.tokenValue!), this.options.commandTimeoutMs);
+    const timeoutMs = this.options.commandTimeoutMs;
+    return new PendingCommand(this.redis.evalshaOneKey(RELEASE.sha, this.key, this.tokenValue!), timeoutMs, this.releaseSentPerf + timeoutMs);
   }
 
   /** @internal The release's reply: true when our lock was deleted. */
