@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { GCProfiler } from 'node:v8';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { LockSample } from '../../src/index.js';
@@ -25,28 +26,52 @@ async function plainLock(redis: Redis, key: string, fn: () => Promise<void> | vo
   }
 }
 
-type Variant = 'plain' | 'withLock' | 'recorder' | 'sink' | 'redlock5' | 'semaphore';
-const VARIANTS: readonly Variant[] = ['plain', 'withLock', 'recorder', 'sink', 'redlock5', 'semaphore'];
+type Variant = 'plain' | 'withLock' | 'recorder' | 'spread' | 'sink' | 'redlock5' | 'semaphore';
+const VARIANTS: readonly Variant[] = ['plain', 'withLock', 'recorder', 'spread', 'sink', 'redlock5', 'semaphore'];
 const LABELS: Record<Variant, string> = {
   plain: 'plain SET NX PX + Lua release',
   withLock: 'withLock',
   recorder: 'withLock + SqliteRecorder',
+  spread: '… options spread per call',
   sink: 'withLock + RedisStreamSink',
   redlock5: 'node-redlock 5 using()',
   semaphore: 'redis-semaphore Mutex',
 };
 
-/** Ops per second and process CPU µs per op (all threads: the recorder's writer thread counts too). */
+/** CPU time of the calling thread (ns), from Linux's scheduler statistics; `undefined` where there are none. */
+function threadCpuNs(): number | undefined {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ', 1)[0]);
+  } catch {
+    return undefined;
+  }
+}
+
+export interface Measured {
+  opsPerSec: number;
+  /** Process CPU per op, every thread (the recorder's writer thread counts too). */
+  cpuUsPerOp: number;
+  /** CPU of the main thread alone per op: what the service's event loop pays. */
+  mainCpuUsPerOp: number;
+  /** Bytes allocated on the main thread's heap per op. */
+  bytesPerOp: number;
+}
+
+/** Throughput, CPU per op (all threads, and the main thread alone) and bytes allocated per op. */
 export async function measure(
   concurrency: number,
   durationMs: number,
   op: (worker: number) => Promise<unknown>,
   settle?: () => Promise<unknown>,
-): Promise<{ opsPerSec: number; cpuUsPerOp: number }> {
+): Promise<Measured> {
   let done = 0;
   const stopAt = performance.now() + durationMs;
   const started = performance.now();
+  const profiler = new GCProfiler();
+  const heap0 = process.memoryUsage().heapUsed;
+  profiler.start();
   const cpu0 = process.cpuUsage();
+  const main0 = threadCpuNs();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
       while (performance.now() < stopAt) {
@@ -56,10 +81,16 @@ export async function measure(
     }),
   );
   const opsPerSec = done / ((performance.now() - started) / 1000);
+  const main1 = threadCpuNs();
+  const heap1 = process.memoryUsage().heapUsed;
+  // Allocated = what is on the heap now − what was + what the collections in between freed.
+  let freed = 0;
+  for (const gc of profiler.stop()?.statistics ?? []) freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
   // The recorder's work for these locks (its writer thread, the sink's sends) belongs to them.
   await settle?.();
   const cpu = process.cpuUsage(cpu0);
-  return { opsPerSec, cpuUsPerOp: (cpu.user + cpu.system) / done };
+  const mainCpuUsPerOp = main0 === undefined || main1 === undefined ? Number.NaN : (main1 - main0) / 1000 / done;
+  return { opsPerSec, cpuUsPerOp: (cpu.user + cpu.system) / done, mainCpuUsPerOp, bytesPerOp: (heap1 - heap0 + freed) / done };
 }
 
 /**
@@ -81,10 +112,13 @@ export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 11
   const options = { ttlMs: 10_000, retry: { count: 0 } };
   const recorded = { ...options, recorder };
   const sunk = { ...options, recorder: sink };
+  const spreadRecorder = new SqliteRecorder({ path: join(dir, 'bench-lock-spread.db') });
   const ops: Record<Variant, (worker: number) => Promise<void>> = {
     plain: (worker) => plainLock(redis, `bench:plain:product:${worker}`, noop),
     withLock: (worker) => withLock(redis, `bench:bare:product:${worker}`, noop, options),
     recorder: (worker) => withLock(redis, `bench:inst:product:${worker}`, noop, recorded),
+    // The shape to avoid, for the README: a fresh object per call defeats V8's inline caches.
+    spread: (worker) => withLock(redis, `bench:spread:product:${worker}`, noop, { ...options, recorder: spreadRecorder }),
     sink: (worker) => withLock(redis, `bench:sink:product:${worker}`, noop, sunk),
     redlock5: (worker) => redlock.using([`bench:redlock:product:${worker}`], 10_000, async () => undefined),
     semaphore: async (worker) => {
@@ -93,44 +127,68 @@ export async function benchLockOverhead(redis: Redis, dir: string, { rounds = 11
       await mutex.release();
     },
   };
-  const settles: Partial<Record<Variant, () => Promise<unknown>>> = { recorder: () => recorder.flush(), sink: () => sink.flush() };
+  const settles: Partial<Record<Variant, () => Promise<unknown>>> = {
+    recorder: () => recorder.flush(),
+    spread: () => spreadRecorder.flush(),
+    sink: () => sink.flush(),
+  };
   const results = [];
   for (const concurrency of [1, 64]) {
     // Warm up every path (JIT, connection, scripts).
     for (const variant of VARIANTS) await measure(concurrency, 300, ops[variant]);
-    const rates = Object.fromEntries(VARIANTS.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
-    const cpu = Object.fromEntries(VARIANTS.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
-    const ratios = Object.fromEntries(VARIANTS.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
+    const series = () => Object.fromEntries(VARIANTS.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
+    const rates = series();
+    const cpu = series();
+    const mainCpu = series();
+    const bytes = series();
+    const ratios = series();
     const extraCpu: number[] = [];
+    const extraMainCpu: number[] = [];
     for (let round = 0; round < rounds; round++) {
       // Rotate the order so that no variant always runs first or last.
       const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
-      const r = {} as Record<Variant, { opsPerSec: number; cpuUsPerOp: number }>;
+      const r = {} as Record<Variant, Measured>;
       for (const variant of order) r[variant] = await measure(concurrency, roundMs, ops[variant], settles[variant]);
       for (const v of VARIANTS) {
         rates[v].push(r[v].opsPerSec);
         cpu[v].push(r[v].cpuUsPerOp);
+        mainCpu[v].push(r[v].mainCpuUsPerOp);
+        bytes[v].push(r[v].bytesPerOp);
         ratios[v].push(r[v].opsPerSec / r.plain.opsPerSec);
       }
       extraCpu.push(r.recorder.cpuUsPerOp - r.withLock.cpuUsPerOp);
+      extraMainCpu.push(r.recorder.mainCpuUsPerOp - r.plain.mainCpuUsPerOp);
     }
+    const per = <T>(f: (v: Variant) => T) => Object.fromEntries(VARIANTS.map((v) => [v, f(v)])) as Record<Variant, T>;
     const result = {
       concurrency,
-      opsPerSec: Object.fromEntries(VARIANTS.map((v) => [v, round(median(rates[v]), 0)])),
-      /** Median over rounds of each variant's throughput over the plain lock's, measured side by side. */
-      ratioToPlain: Object.fromEntries(VARIANTS.map((v) => [v, round(median(ratios[v]))])),
-      cpuUsPerOp: Object.fromEntries(VARIANTS.map((v) => [v, round(median(cpu[v]), 1)])),
+      opsPerSec: per((v) => round(median(rates[v]), 0)),
+      /** Median over rounds of each variant's throughput over the plain lock's, measured side by side; and the spread. */
+      ratioToPlain: per((v) => round(median(ratios[v]))),
+      ratioSpread: per((v) => [round(Math.min(...ratios[v])), round(Math.max(...ratios[v]))]),
+      cpuUsPerOp: per((v) => round(median(cpu[v]), 1)),
+      mainThreadCpuUsPerOp: per((v) => round(median(mainCpu[v]), 2)),
+      mainThreadCpuSpread: per((v) => [round(Math.min(...mainCpu[v]), 2), round(Math.max(...mainCpu[v]), 2)]),
+      bytesPerOp: per((v) => round(median(bytes[v]), 0)),
       recordingCpuUsPerOp: round(median(extraCpu), 2),
+      /** Main-thread CPU per lock of recorded withLock over the plain lock (round by round). */
+      recordedOverPlainMainCpuUs: round(median(extraMainCpu), 2),
       targets: { recorderRatio: '≥ 0.95 and ahead of redlock5 and semaphore', recordingCpuUsPerOp: '≤ 2' },
     };
-    log(`lock throughput c=${concurrency}, ratio to the plain lock (median of ${rounds} interleaved rounds):`);
+    log(`lock throughput c=${concurrency}, ratio to the plain lock (median of ${rounds} interleaved rounds, min–max):`);
     for (const v of VARIANTS) {
-      log(`  ${LABELS[v].padEnd(32)} ${formatRate(result.opsPerSec[v]!).padStart(10)}  ratio ${result.ratioToPlain[v]}  client CPU ${result.cpuUsPerOp[v]} µs/lock`);
+      const [lo, hi] = result.ratioSpread[v];
+      log(
+        `  ${LABELS[v].padEnd(32)} ${formatRate(result.opsPerSec[v]).padStart(10)}  ratio ${result.ratioToPlain[v]} (${lo}–${hi})` +
+          `  main thread ${result.mainThreadCpuUsPerOp[v]} µs/lock, ${result.bytesPerOp[v]} B/lock; all threads ${result.cpuUsPerOp[v]} µs/lock`,
+      );
     }
+    log(`  recorded withLock over the plain lock, main thread: ${result.recordedOverPlainMainCpuUs} µs/lock`);
     log(`  recording's CPU per lock (recorder − bare withLock, all threads): ${result.recordingCpuUsPerOp} µs (target ≤ 2)`);
     results.push(result);
   }
   const stats = await recorder.close();
+  await spreadRecorder.close();
   const sinkStats = await sink.close();
   const replay = await recordingCostByReplay(redis, dir);
   await redis.del(sink.stream);
