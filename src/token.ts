@@ -25,8 +25,18 @@ export function encodeHolder(holder: string): string {
 
 /** A new token for a holder (already encoded by {@link encodeHolder}) acquiring at `nowMs`. */
 export function newToken(encodedHolder: string, nowMs: number): string {
-  return `${TOKEN_PREFIX}${encodedHolder}.${base36(nowMs)}.${randomPart()}`;
+  // Locks taken in the same millisecond by the same holder share everything but the random part.
+  if (nowMs !== headMs || encodedHolder !== headHolder) {
+    head = `${TOKEN_PREFIX}${encodedHolder}.${base36(nowMs)}.`;
+    headMs = nowMs;
+    headHolder = encodedHolder;
+  }
+  return head + randomPart();
 }
+
+let head = '';
+let headMs = Number.NaN;
+let headHolder = '';
 
 // Random bytes drawn 4 KiB at a time from the CSPRNG, as randomUUID() does; 16 per token, written
 // as 22 base64url characters: one string per token (randomUUID builds ~0.6 KB of strings per call).

@@ -16,6 +16,10 @@ describe('lock tokens', () => {
     expect(token).toMatch(/^tta1\.[A-Za-z0-9_-]+\.[0-9a-z]+\.[A-Za-z0-9_-]{22}$/);
     expect(parseToken(token)).toEqual({ holder: 'api-7:4242', acquiredAtMs: at });
     expect(newToken('x', at)).not.toBe(newToken('x', at));
+    // Same millisecond, another holder; then the next millisecond: each token says its own.
+    expect(parseToken(newToken(encodeHolder('worker-2'), at))).toEqual({ holder: 'worker-2', acquiredAtMs: at });
+    expect(parseToken(newToken(encodeHolder('worker-2'), at + 1))).toEqual({ holder: 'worker-2', acquiredAtMs: at + 1 });
+    expect(parseToken(newToken(encodeHolder('api-7:4242'), at + 1))).toEqual({ holder: 'api-7:4242', acquiredAtMs: at + 1 });
   });
 
   it('base64url16 writes what Buffer writes in base64url, at any offset', () => {
