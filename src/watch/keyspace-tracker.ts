@@ -17,7 +17,8 @@ export { likelyTtl, roundingSlackCapMs } from './ttl-rounding.js';
  * `expired` ends it `expired`, `evicted` `lost`; a later `set` or `expire` on a
  * held key is an extension, a renewal whose gap and margin are timed
  * (renewal-timing.ts). Times are arrival times in this process
- * (`performance.now()`), so a hold is `del` arrival − `set` arrival.
+ * (`performance.now()` when the socket chunk the notification came in arrived),
+ * so a hold is `del` arrival − `set` arrival.
  *
  * What is a lock: a key whose `set` (or `hincrby` + PEXPIRE) leaves it with a TTL (read
  * with PTTL at once), and whose pattern has been seen deleted while held. A key

@@ -41,38 +41,47 @@ export class ReplyParser {
     }
   }
 
-  /** One whole reply from `pos`, or `undefined` (and `pos` anywhere) when it has not all arrived. */
+  /**
+   * One whole reply from `pos`, or `undefined` (and `pos` anywhere) when it has not all arrived.
+   * Strings are views of the chunk they came in, not copies: a caller that keeps one copies it.
+   */
   private read(): Reply | undefined {
-    const end = this.buffer.indexOf('\r\n', this.pos);
-    if (end < 0) return undefined;
-    const type = this.buffer[this.pos];
-    const line = this.buffer.toString('latin1', this.pos + 1, end);
-    this.pos = end + 2;
+    const buffer = this.buffer;
+    const type = buffer[this.pos];
     switch (type) {
+      case undefined:
+        return undefined;
       case 0x2b: // +
-        return Buffer.from(line, 'latin1');
-      case 0x2d: // -
-        return new Error(line);
+      case 0x2d: {
+        // -
+        const end = buffer.indexOf(0x0d, this.pos);
+        if (end < 0 || end + 1 >= buffer.length) return undefined;
+        const line = buffer.toString('latin1', this.pos + 1, end);
+        this.pos = end + 2;
+        return type === 0x2b ? Buffer.from(line, 'latin1') : new Error(line);
+      }
       case 0x3a: // :
-        return Number(line);
+        return this.readInteger();
       case 0x24: {
         // $
-        const n = Number(line);
+        const n = this.readInteger();
+        if (n === undefined) return undefined;
         if (n < 0) return null;
-        if (this.pos + n + 2 > this.buffer.length) return undefined;
-        const value = this.buffer.subarray(this.pos, this.pos + n);
+        if (this.pos + n + 2 > buffer.length) return undefined;
+        const value = buffer.subarray(this.pos, this.pos + n);
         this.pos += n + 2;
-        return Buffer.from(value);
+        return value;
       }
       case 0x2a: {
         // *
-        const n = Number(line);
+        const n = this.readInteger();
+        if (n === undefined) return undefined;
         if (n < 0) return null;
-        const items: Reply[] = [];
+        const items: Reply[] = new Array<Reply>(n);
         for (let i = 0; i < n; i++) {
           const item = this.read();
           if (item === undefined) return undefined;
-          items.push(item);
+          items[i] = item;
         }
         return items;
       }
@@ -80,29 +89,70 @@ export class ReplyParser {
         throw new Error(`unexpected RESP type byte ${String(type)}`);
     }
   }
+
+  /** The integer on the line at `pos` (after its type byte), moving `pos` past the line; `undefined` when it has not all arrived. */
+  private readInteger(): number | undefined {
+    const buffer = this.buffer;
+    let i = this.pos + 1;
+    const negative = buffer[i] === 0x2d;
+    if (negative) i++;
+    let n = 0;
+    // Read digit by digit: a notification has three of these lines, and a string for each costs more than the rest of it.
+    for (let byte = buffer[i]; byte !== 0x0d; byte = buffer[++i]) {
+      if (byte === undefined) return undefined;
+      if (byte < 0x30 || byte > 0x39) throw new Error(`unexpected byte ${byte} in a RESP integer`);
+      n = n * 10 + byte - 0x30;
+    }
+    if (i + 1 >= buffer.length) return undefined;
+    this.pos = i + 2;
+    return negative ? -n : n;
+  }
+}
+
+/** Appends the bytes of one command to `parts`. */
+function encodeInto(parts: Buffer[], args: readonly (string | Buffer | number)[]): void {
+  let text = `*${args.length}\r\n`;
+  for (const arg of args) {
+    if (Buffer.isBuffer(arg)) {
+      parts.push(Buffer.from(`${text}$${arg.length}\r\n`), arg);
+      text = '\r\n';
+    } else {
+      const s = String(arg);
+      text += `$${Buffer.byteLength(s)}\r\n${s}\r\n`;
+    }
+  }
+  parts.push(Buffer.from(text));
 }
 
 /** The bytes of one command. */
 export function encodeCommand(args: readonly (string | Buffer | number)[]): Buffer {
-  const parts: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
-  for (const arg of args) {
-    const bytes = Buffer.isBuffer(arg) ? arg : Buffer.from(String(arg));
-    parts.push(Buffer.from(`$${bytes.length}\r\n`), bytes, Buffer.from('\r\n'));
-  }
+  const parts: Buffer[] = [];
+  encodeInto(parts, args);
   return Buffer.concat(parts);
 }
+
+/**
+ * A push message and when the chunk it came in arrived (`performance.now()`): every message of a chunk
+ * gets its arrival, not the moment its turn came, which is later by the work on the messages before it.
+ */
+export type OnPush = (message: Reply[], arrivedMs: number) => void;
 
 /** One open connection; `onPush` gets the messages a subscribed connection receives, `onClose` fires once. */
 export class RespConnection {
   private readonly pending: { resolve: (reply: Reply) => void; reject: (error: Error) => void }[] = [];
+  /** Commands sent since the last write: written together once this turn of the event loop is over. */
+  private outgoing: Buffer[] = [];
   private closed = false;
+  private arrivedMs = 0;
 
   private constructor(
     private readonly socket: Socket,
-    private readonly onPush: ((reply: Reply[]) => void) | undefined,
+    private readonly onPush: OnPush | undefined,
   ) {
     const parser = new ReplyParser((reply) => this.dispatch(reply));
     socket.on('data', (chunk: Buffer) => {
+      // The clock is read here, where the bytes arrive, and not again per message.
+      this.arrivedMs = performance.now();
       try {
         parser.push(chunk);
       } catch (error) {
@@ -112,7 +162,7 @@ export class RespConnection {
   }
 
   /** Connects, authenticates, and resolves once Redis answered; rejects with why not within `timeoutMs`. */
-  static async open(node: NodeAddress, options: { timeoutMs: number; onPush?: (reply: Reply[]) => void; onClose?: (error?: Error) => void }): Promise<RespConnection> {
+  static async open(node: NodeAddress, options: { timeoutMs: number; onPush?: OnPush; onClose?: (error?: Error) => void }): Promise<RespConnection> {
     const socket = node.tls ? connectTls({ host: node.host, port: node.port, servername: node.host }) : connectTcp({ host: node.host, port: node.port });
     socket.setNoDelay(true);
     const connection = new RespConnection(socket, options.onPush);
@@ -147,14 +197,25 @@ export class RespConnection {
     return !this.closed;
   }
 
-  /** Sends a command; resolves with its reply (a Redis error is a resolved `Error`, a lost connection a rejection). */
+  /**
+   * Sends a command; resolves with its reply (a Redis error is a resolved `Error`, a lost connection a rejection).
+   * Pipelined: the commands sent while one chunk of notifications is read (a PTTL per lock) leave in one write.
+   */
   send(args: readonly (string | Buffer | number)[]): Promise<Reply> {
     if (this.closed) return Promise.reject(new Error('connection closed'));
     return new Promise((resolve, reject) => {
       this.pending.push({ resolve, reject });
-      this.socket.write(encodeCommand(args));
+      if (this.outgoing.length === 0) process.nextTick(this.flush);
+      encodeInto(this.outgoing, args);
     });
   }
+
+  private readonly flush = (): void => {
+    const parts = this.outgoing;
+    this.outgoing = [];
+    // Closed in the meantime: the commands' promises are (or will be) rejected with why.
+    if (!this.socket.destroyed) this.socket.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+  };
 
   close(): void {
     this.socket.destroy();
@@ -163,7 +224,7 @@ export class RespConnection {
   private dispatch(reply: Reply): void {
     // Pub/sub messages arrive as arrays headed `message`/`pmessage`; everything else answers a command.
     if (this.onPush && Array.isArray(reply) && Buffer.isBuffer(reply[0]) && (reply[0].equals(PMESSAGE) || reply[0].equals(MESSAGE))) {
-      this.onPush(reply);
+      this.onPush(reply, this.arrivedMs);
       return;
     }
     this.pending.shift()?.resolve(reply);

@@ -8,7 +8,7 @@ import { KeyspaceTracker, type WatchStats } from './keyspace-tracker.js';
 import { checkNotifications, renewLease, restoreNotifications, select, type SettingsContext, type SettingsNode } from './notification-settings.js';
 import { resolveWatchOptions, type ResolvedWatchOptions, type WatchOptions } from './options.js';
 import { isOwnKey } from './own-keys.js';
-import { RespConnection, nodeOfUrl, type NodeAddress, type Reply } from './resp.js';
+import { RespConnection, nodeOfUrl, type NodeAddress, type OnPush, type Reply } from './resp.js';
 
 export { WATCH_DEFAULTS } from './options.js';
 export type { WatchOptions } from './options.js';
@@ -113,7 +113,7 @@ export class KeyspaceWatcher {
     }
   }
 
-  private open(address: NodeAddress, onPush?: (reply: Reply[]) => void, onClose?: () => void): Promise<RespConnection> {
+  private open(address: NodeAddress, onPush?: OnPush, onClose?: () => void): Promise<RespConnection> {
     return RespConnection.open(address, { timeoutMs: this.options.connectTimeoutMs, ...(onPush && { onPush }), ...(onClose && { onClose }) }).catch((error: Error) => {
       throw new WatchError(`Cannot connect to Redis at ${address.host}:${address.port}: ${error.message}`);
     });
@@ -156,7 +156,7 @@ export class KeyspaceWatcher {
     const db = this.options.dbIndex === undefined ? '*' : String(this.options.dbIndex);
     const sub = await this.open(
       node.address,
-      (message) => this.onMessage(node, message),
+      (message, arrivedMs) => this.onMessage(node, message, arrivedMs),
       () => this.onLost(node, sub),
     );
     const subscribed = await sub.send(['PSUBSCRIBE', `__keyspace@${db}__:${this.options.match}`]);
@@ -164,18 +164,19 @@ export class KeyspaceWatcher {
     node.sub = sub;
   }
 
-  private onMessage(node: Node, [, , channel, event]: Reply[]): void {
+  /** One notification, stamped with when the chunk it came in arrived: a hold is the time between two such stamps. */
+  private onMessage(node: Node, [, , channel, event]: Reply[], arrivedMs: number): void {
     if (!Buffer.isBuffer(channel) || !Buffer.isBuffer(event)) return;
-    const now = performance.now();
-    node.lastReadPerf = now;
+    node.lastReadPerf = arrivedMs;
     // __keyspace@<db>__:<key>
     const at = channel.indexOf('__:', 11);
     if (at < 0) return;
-    const db = Number(channel.toString('latin1', 11, at));
+    let db = 0;
+    for (let i = 11; i < at; i++) db = db * 10 + channel[i]! - 0x30;
     // The key as bytes: one that is not valid UTF-8 is a lock too, and its PTTL needs the exact bytes.
     const key = channel.subarray(at + 3);
     if (isOwnKey(key)) return;
-    this.tracker.onEvent(node.id, db, key, event.toString('latin1'), now);
+    this.tracker.onEvent(node.id, db, key, event.toString('latin1'), arrivedMs);
   }
 
   private onLost(node: Node, sub: RespConnection): void {
