@@ -37,6 +37,11 @@ export { flushOnShutdown } from './record/shutdown.js';
 export type { FlushOnShutdownOptions, ClosableRecorder } from './record/shutdown.js';
 
 export { RedisStreamSink, DEFAULT_STREAM, STREAM_SINK_DEFAULTS } from './fleet/stream-sink.js';
+export { OtelRecorder } from './metrics/otel-recorder.js';
+export type { OtelRecorderOptions, OtelRecorderStats, OtelWarningKind } from './metrics/otel-recorder.js';
+export { METRIC_NAMES, PROMETHEUS_NAMES, DURATION_BUCKETS_S } from './metrics/instruments.js';
+export type { MetricSource } from './metrics/instruments.js';
+export type { OtelMeter } from './metrics/otel-types.js';
 export type { RedisStreamSinkOptions } from './fleet/stream-sink.js';
 export type { StreamClient } from './fleet/stream-client.js';
 

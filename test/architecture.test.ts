@@ -220,7 +220,7 @@ describe('architecture: what a recording service loads at run time', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function loadsOf(mode: 'sqlite' | 'sink') {
+  async function loadsOf(mode: 'sqlite' | 'sink' | 'otel') {
     const trackFile = join(dir, `${mode}.loads`);
     const { stdout } = await run(process.execPath, ['--import', 'tsx', '--import', TRACKER, SERVICE, mode, redis.url, join(dir, `${mode}.db`)], {
       env: { ...process.env, TRACK_LOADS_FILE: trackFile },
@@ -247,5 +247,13 @@ describe('architecture: what a recording service loads at run time', () => {
     expect(modules.some((m) => m.includes('/src/lock/redis-lock.ts'))).toBe(true);
     expect(modules.some((m) => m.includes('/node_modules/ioredis/'))).toBe(true);
     expect(modules.filter((m) => /\/node_modules\/(vega|vega-lite|commander)\//.test(m))).toEqual([]);
+  });
+
+  it('a service that does not use the OpenTelemetry recorder loads no @opentelemetry/api (and the control: one that does)', async () => {
+    const sqlite = await loadsOf('sqlite');
+    expect(sqlite.modules.filter((m) => m.includes('@opentelemetry'))).toEqual([]);
+    const otel = await loadsOf('otel');
+    expect(otel.written).toBe(20);
+    expect(otel.modules.some((m) => m.includes('/node_modules/@opentelemetry/api/'))).toBe(true);
   });
 });

@@ -1,0 +1,181 @@
+import { createRequire } from 'node:module';
+import { ConfigError } from '../errors.js';
+import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, compileTemplates, resolvePattern } from '../keys/pattern.js';
+import { isTrustedSample, refusalOf } from '../sample/check-sample.js';
+import { PatternCache } from '../sample/pattern-cache.js';
+import { OUTCOMES, type LockSample, type Outcome, type SampleRecorder } from '../sample/sample.js';
+import { WarnOnce, type Warning } from '../sample/warn-once.js';
+import { truncate } from '../text.js';
+import { DEFAULT_MAX_METRIC_PATTERNS, DURATION_BUCKETS_S, METRIC_NAMES, type MetricSource } from './instruments.js';
+import type { MetricAttributes, OtelCounter, OtelHistogram, OtelMeter, OtelObservableGauge, OtelObservableResult } from './otel-types.js';
+
+/** Options of {@link OtelRecorder}. */
+export interface OtelRecorderOptions {
+  /**
+   * The meter to record with. @default the global meter provider's `ttl-advisor` meter, from the
+   * application's `@opentelemetry/api` (the application sets up the SDK and its exporter).
+   */
+  meter?: OtelMeter;
+  /** Key templates (`order:lock:{id}`), as `SqliteRecorder`'s `patterns`; other keys get `patternOf`'s pattern. */
+  patterns?: readonly string[];
+  /** Distinct patterns named as attribute values at most; further ones are `{other}`. @default 100 */
+  maxPatterns?: number;
+  /** The `source` attribute: the door these samples come through. @default 'withLock' */
+  source?: MetricSource;
+  /** Told once per kind of problem (invalid samples, pattern overflow); a process warning when absent. */
+  onWarning?: (warning: Warning<OtelWarningKind>) => void;
+}
+
+export type OtelWarningKind = 'invalid-sample' | 'pattern-overflow' | 'meter-failed';
+
+/** What an {@link OtelRecorder} did with the samples it was given. */
+export interface OtelRecorderStats {
+  /** Samples recorded into the instruments. */
+  recorded: number;
+  /** Samples refused as invalid (counted, never thrown). */
+  dropped: number;
+  /** Samples whose pattern came past `maxPatterns`, recorded as `{other}`. */
+  patternOverflow: number;
+  /** Samples the meter failed to take (its instruments threw). */
+  failed: number;
+}
+
+/** The attribute objects of one pattern and source, made once: the SDK keys its series by them. */
+class Series {
+  readonly attributes: MetricAttributes;
+  readonly byOutcome: Record<Outcome, MetricAttributes>;
+  ttlSeconds = Number.NaN;
+
+  constructor(pattern: string, source: MetricSource) {
+    this.attributes = { pattern, source };
+    this.byOutcome = {} as Record<Outcome, MetricAttributes>;
+    for (const outcome of OUTCOMES) this.byOutcome[outcome] = { pattern, source, outcome };
+  }
+}
+
+/**
+ * A recorder that emits every sample through OpenTelemetry metrics: hold, wait and renewal-lateness
+ * histograms in seconds, outcome counts and the TTL in use, with the key's pattern, the outcome and the
+ * door as the only attributes. The recorder contract holds: `record()` is synchronous, never throws and
+ * keeps bounded memory (one set of attribute objects per pattern, at most `maxPatterns` of them). It
+ * loads `@opentelemetry/api` only when made without a `meter`; compose it with a `SqliteRecorder` by
+ * passing both as `recorder: [sqlite, otel]`.
+ * @example
+ * const recorder = [new SqliteRecorder(), new OtelRecorder({ patterns: ['order:lock:{id}'] })];
+ * await withLock(redis, `order:lock:${id}`, createOrder, { ttlMs: 10_000, recorder });
+ */
+export class OtelRecorder implements SampleRecorder {
+  private readonly hold: OtelHistogram;
+  private readonly wait: OtelHistogram;
+  private readonly lateness: OtelHistogram;
+  private readonly outcomes: OtelCounter;
+  private readonly ttl: OtelObservableGauge;
+  private readonly observeTtl = (result: OtelObservableResult) => this.observeTtls(result);
+  private readonly patternOf: PatternCache<string>;
+  private readonly series = new Map<string, Series[]>();
+  private readonly source: MetricSource;
+  private readonly sourceIndex: number;
+  private readonly maxPatterns: number;
+  private readonly warnings: WarnOnce<OtelWarningKind>;
+  private readonly counts: OtelRecorderStats = { recorded: 0, dropped: 0, patternOverflow: 0, failed: 0 };
+
+  constructor(options: OtelRecorderOptions = {}) {
+    if (options === null || typeof options !== 'object') throw new ConfigError('Expected OtelRecorder options to be an object');
+    const meter = options.meter ?? globalMeter();
+    if (typeof meter?.createHistogram !== 'function') throw new ConfigError('Expected `meter` to be an OpenTelemetry Meter');
+    this.maxPatterns = options.maxPatterns ?? DEFAULT_MAX_METRIC_PATTERNS;
+    if (!Number.isSafeInteger(this.maxPatterns) || this.maxPatterns < 1) throw new ConfigError(`Expected \`maxPatterns\` to be an integer ≥ 1, got \`${String(options.maxPatterns)}\``);
+    this.source = options.source ?? 'withLock';
+    this.sourceIndex = SOURCES.indexOf(this.source);
+    if (this.sourceIndex < 0) throw new ConfigError(`Expected \`source\` to be one of ${SOURCES.join(', ')}, got \`${String(options.source)}\``);
+    const templates = compileTemplates(options.patterns ?? []);
+    this.patternOf = new PatternCache(templates, (key) => resolvePattern(key, templates));
+    this.warnings = new WarnOnce<OtelWarningKind>(undefined, options.onWarning);
+    const advice = { explicitBucketBoundaries: [...DURATION_BUCKETS_S] };
+    this.hold = meter.createHistogram(METRIC_NAMES.hold, { unit: 's', description: 'How long a lock was held, from won to released (or seen gone).', advice });
+    this.wait = meter.createHistogram(METRIC_NAMES.wait, { unit: 's', description: 'How long a caller waited for a lock, from the first attempt to won or given up.', advice });
+    this.lateness = meter.createHistogram(METRIC_NAMES.lateness, { unit: 's', description: "How late a lease's renewal came, past its period.", advice });
+    this.outcomes = meter.createCounter(METRIC_NAMES.outcomes, { unit: '{lock}', description: 'Locks by how they ended: released, expired, not_acquired, error, lost.' });
+    this.ttl = meter.createObservableGauge(METRIC_NAMES.ttl, { unit: 's', description: 'The TTL the locks of a pattern were last taken with.' });
+    this.ttl.addCallback(this.observeTtl);
+  }
+
+  /** Records one sample. Never throws: an invalid sample is counted and said once. */
+  record(sample: LockSample): void {
+    try {
+      this.recordOrThrow(sample);
+    } catch (error) {
+      this.counts.failed++;
+      this.warnings.warn('meter-failed', `OtelRecorder: the meter failed to take a sample (${(error as Error)?.message ?? String(error)}); counted in stats().failed`, error);
+    }
+  }
+
+  /** What was recorded, refused and folded into `{other}` so far. */
+  stats(): OtelRecorderStats {
+    return { ...this.counts };
+  }
+
+  /** Stops reporting the TTL gauge; the instruments' data stays with the meter provider. */
+  close(): void {
+    this.ttl.removeCallback(this.observeTtl);
+  }
+
+  private recordOrThrow(sample: LockSample): void {
+    if (sample === null || typeof sample !== 'object') return this.refuse('a sample must be an object');
+    const { key, holdMs, waitMs, ttlMs, outcome, renewal } = sample;
+    if (!isTrustedSample(sample)) {
+      const { at, attempts, pattern, instance, extensions, censored, unconfirmed } = sample;
+      const refusal = refusalOf(key, at, holdMs, waitMs, ttlMs, attempts, outcome, pattern, instance, extensions, censored, unconfirmed, renewal);
+      if (refusal !== undefined) return this.refuse(refusal);
+    }
+    const series = this.seriesOf(sample.pattern ? truncate(sample.pattern, MAX_PATTERN_LENGTH) : this.patternOf.get(key));
+    if (typeof holdMs === 'number') this.hold.record(holdMs / 1000, series.attributes);
+    if (typeof waitMs === 'number') this.wait.record(waitMs / 1000, series.attributes);
+    const periodMs = renewal?.periodMs;
+    if (typeof periodMs === 'number') {
+      for (const gapMs of renewal!.gapsMs) this.lateness.record(Math.max(0, gapMs - periodMs) / 1000, series.attributes);
+    }
+    this.outcomes.add(1, series.byOutcome[outcome]);
+    series.ttlSeconds = ttlMs / 1000;
+    this.counts.recorded++;
+  }
+
+  /** The series of a pattern for this recorder's source; past `maxPatterns` distinct patterns, `{other}`'s. */
+  private seriesOf(pattern: string): Series {
+    let bySource = this.series.get(pattern);
+    if (!bySource) {
+      if (this.series.size >= this.maxPatterns && pattern !== OVERFLOW_PATTERN) {
+        this.counts.patternOverflow++;
+        this.warnings.warn('pattern-overflow', `OtelRecorder: more than ${this.maxPatterns} patterns; the rest are recorded as ${OVERFLOW_PATTERN} (raise maxPatterns, or give patterns)`);
+        return this.seriesOf(OVERFLOW_PATTERN);
+      }
+      bySource = [];
+      this.series.set(pattern, bySource);
+    }
+    return (bySource[this.sourceIndex] ??= new Series(pattern, this.source));
+  }
+
+  private refuse(reason: string): void {
+    this.counts.dropped++;
+    this.warnings.warn('invalid-sample', `OtelRecorder: dropped an invalid sample: ${reason}`);
+  }
+
+  private observeTtls(result: OtelObservableResult): void {
+    for (const bySource of this.series.values()) {
+      for (const series of bySource) if (series && series.ttlSeconds === series.ttlSeconds) result.observe(series.ttlSeconds, series.attributes);
+    }
+  }
+}
+
+const SOURCES: readonly MetricSource[] = ['withLock', 'instrument', 'watch'];
+
+/** The application's global meter, from its `@opentelemetry/api`: loaded here, when the recorder is made, and only then. */
+function globalMeter(): OtelMeter {
+  let api: { metrics: { getMeter(name: string): OtelMeter } };
+  try {
+    api = createRequire(import.meta.url)('@opentelemetry/api') as typeof api;
+  } catch (error) {
+    throw new ConfigError('OtelRecorder needs @opentelemetry/api (npm install @opentelemetry/api and set up the SDK), or a `meter`', { cause: error });
+  }
+  return api.metrics.getMeter('ttl-advisor');
+}
