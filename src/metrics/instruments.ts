@@ -1,8 +1,8 @@
 /**
  * The metrics contract: instrument names, units, attributes and bucket bounds, as documented in
  * docs/metrics.md. Names follow OpenTelemetry's conventions (dotted, unit in `unit`, seconds); an
- * OTel → Prometheus path (the SDK's exporter, the Collector) writes them as
- * `ttl_advisor_lock_hold_duration_seconds_bucket`, `ttl_advisor_lock_outcomes_total` and so on.
+ * OTel → Prometheus path writes them as `ttl_advisor_lock_hold_duration_bucket` (the SDK's exporter)
+ * or `ttl_advisor_lock_hold_duration_seconds_bucket` (the Collector), `ttl_advisor_lock_outcomes_total`.
  */
 export const METRIC_NAMES = Object.freeze({
   hold: 'ttl_advisor.lock.hold.duration',
@@ -12,13 +12,17 @@ export const METRIC_NAMES = Object.freeze({
   ttl: 'ttl_advisor.lock.ttl',
 });
 
-/** The same names as a Prometheus server stores them (through the SDK's exporter or the Collector). */
+/**
+ * The same names as Prometheus stores them through the SDK's Prometheus exporter (what
+ * `watch --metrics-port` serves). The Collector's exporters add the unit, `_seconds`, to the
+ * duration histograms and the gauge: `--prometheus` reads both spellings.
+ */
 export const PROMETHEUS_NAMES = Object.freeze({
-  hold: 'ttl_advisor_lock_hold_duration_seconds',
-  wait: 'ttl_advisor_lock_wait_duration_seconds',
-  lateness: 'ttl_advisor_lock_renewal_lateness_seconds',
+  hold: 'ttl_advisor_lock_hold_duration',
+  wait: 'ttl_advisor_lock_wait_duration',
+  lateness: 'ttl_advisor_lock_renewal_lateness',
   outcomes: 'ttl_advisor_lock_outcomes_total',
-  ttl: 'ttl_advisor_lock_ttl_seconds',
+  ttl: 'ttl_advisor_lock_ttl',
 });
 
 /** The attributes, and the only ones: never keys, tokens or instance-unique ids. */

@@ -9,8 +9,8 @@ export interface Child {
   said(text: string | RegExp, timeoutMs?: number): Promise<void>;
 }
 
-export function startChild(command: string, args: string[], running?: ChildProcess[]): Child {
-  const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startChild(command: string, args: string[], running?: ChildProcess[], cwd?: string): Child {
+  const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(cwd !== undefined && { cwd }) });
   running?.push(proc);
   let output = '';
   const waiters: (() => void)[] = [];

@@ -25,6 +25,8 @@ interface WatchCommandOptions {
   instance?: string;
   configure?: boolean;
   progressMs: number;
+  metricsPort?: number;
+  metricsHost?: string;
 }
 
 /** `ttl-advisor watch`: every lock in a Redis, from its keyspace notifications, until SIGTERM/SIGINT. */
@@ -41,13 +43,18 @@ export function registerWatch(program: Command, io: Io): void {
     .option('--instance <name>', 'name of this watcher in the data (default: host:pid)', nonBlank('--instance', 'a name'))
     .option('--configure', 'set the missing notify-keyspace-events classes, and restore the previous setting on exit')
     .option('--progress-ms <ms>', 'how often to report progress on stderr', positiveNumber('--progress-ms'), 10_000)
+    .option('--metrics-port <port>', 'serve Prometheus metrics at http://<host>:<port>/metrics (with neither --db nor --stream, no file is written)', portNumber)
+    .option('--metrics-host <host>', 'the interface --metrics-port listens on (default: all)', nonBlank('--metrics-host', 'a host name or address'))
     .action(async (options: WatchCommandOptions) => {
       const url = requireRedisUrl(options.redis);
       parseRedisUrl(url);
       if (options.db !== undefined && options.stream !== undefined) throw new TtlAdvisorError('Give --db or --stream, not both');
       // Before anything is subscribed (or configured): a file the recorder cannot write would fail in its thread,
       // and the watcher would run for ever recording nothing.
-      if (options.stream === undefined) checkWritableDb(options.db ?? DEFAULT_DB_PATH);
+      if (options.metricsHost !== undefined && options.metricsPort === undefined) throw new TtlAdvisorError('--metrics-host needs --metrics-port');
+      // With --metrics-port alone, the metrics are the only output: no file.
+      const dbPath = options.stream === undefined && (options.db !== undefined || options.metricsPort === undefined) ? (options.db ?? DEFAULT_DB_PATH) : undefined;
+      if (dbPath !== undefined) checkWritableDb(dbPath);
       const shown = redactUrl(url);
       const say = lineWriter(io);
       const stop = new AbortController();
@@ -55,15 +62,23 @@ export function registerWatch(program: Command, io: Io): void {
       process.once('SIGTERM', onSignal);
       process.once('SIGINT', onSignal);
       const stopped = new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
-      const target = options.stream !== undefined ? `the stream ${options.stream}` : (options.db ?? DEFAULT_DB_PATH);
-      say.line(`watching keys matching ${options.match} on ${shown} into ${target}; wait times are not visible from Redis`);
+      // Before anything is subscribed: a port that cannot be had is one line, and nothing watched.
+      const metrics = options.metricsPort === undefined ? undefined : await serveMetrics(options);
+      const targets = [options.stream !== undefined ? `the stream ${options.stream}` : dbPath, metrics && `Prometheus metrics at ${metrics.url}`].filter(Boolean);
+      say.line(`watching keys matching ${options.match} on ${shown} into ${targets.join(' and ')}; wait times are not visible from Redis`);
 
       let sinkConnection: Awaited<ReturnType<typeof connectRedis>> | undefined;
       let watcher: KeyspaceWatcher | undefined;
       let recorder: SqliteRecorder | RedisStreamSink | undefined;
       // The recorder is made once the watcher runs, so a Redis that cannot be watched leaves no file behind.
       // Samples need a `del` or `expired` after a `set`: none can arrive before it exists.
-      const forward = { record: (sample: LockSample) => recorder?.record(sample), recordGap: (gap: ObservationGap) => recorder?.recordGap(gap) };
+      const forward = {
+        record: (sample: LockSample) => {
+          recorder?.record(sample);
+          metrics?.recorder.record(sample);
+        },
+        recordGap: (gap: ObservationGap) => recorder?.recordGap(gap),
+      };
       try {
         watcher = await KeyspaceWatcher.start({
           url,
@@ -78,10 +93,10 @@ export function registerWatch(program: Command, io: Io): void {
         if (options.stream !== undefined) {
           sinkConnection = await connectRedis(url, 'follow', { cancel: stop.signal });
           recorder = new RedisStreamSink(sinkConnection.client as unknown as StreamClient, { stream: options.stream, ...(options.instance && { instance: options.instance }) });
-        } else {
-          recorder = new SqliteRecorder({ path: options.db ?? DEFAULT_DB_PATH, ...(options.instance && { instance: options.instance }) });
+        } else if (dbPath !== undefined) {
+          recorder = new SqliteRecorder({ path: dbPath, ...(options.instance && { instance: options.instance }) });
         }
-        recorder.on('warning', (w: { message: string }) => say.line(`recorder: ${w.message}`));
+        recorder?.on('warning', (w: { message: string }) => say.line(`recorder: ${w.message}`));
         const { nodes } = watcher.stats();
         say.line(`subscribed on ${nodes} node${nodes === 1 ? '' : 's'}${options.configure ? ' (notifications configured; restored on exit)' : ''}`);
         let last = { at: performance.now(), locks: 0 };
@@ -101,6 +116,7 @@ export function registerWatch(program: Command, io: Io): void {
         await stopped;
         clearInterval(progress);
       } catch (error) {
+        await metrics?.close();
         if (stop.signal.aborted && !watcher) {
           say.line('stopped before Redis answered; nothing watched');
           return;
@@ -113,17 +129,43 @@ export function registerWatch(program: Command, io: Io): void {
         const stats = watcher?.stats();
         const closed = await recorder?.close();
         sinkConnection?.close();
+        await metrics?.close();
         if (stats) {
           const locks = Object.values(stats.recorded).reduce((a, b) => a + b, 0);
           say.line(
             `stopped: ${locks} locks recorded (${stats.recorded.released} released, ${stats.recorded.expired} expired, ${stats.recorded.lost} lost); ` +
               `${stats.unconfirmed ? `${stats.unconfirmed} ${stats.unconfirmed === 1 ? 'expiry' : 'expiries'} on patterns never released recorded apart; ` : ''}` +
               `${abandoned} open at exit and ${stats.droppedInGaps} open across a lost connection not recorded` +
-              `${stats.unknownTtl ? `, ${stats.unknownTtl} gone before their TTL could be read` : ''}; written ${closed?.written ?? 0}, dropped ${closed?.dropped ?? 0}`,
+              `${stats.unknownTtl ? `, ${stats.unknownTtl} gone before their TTL could be read` : ''}` +
+              (closed ? `; written ${closed.written}, dropped ${closed.dropped}` : '') +
+              (metrics ? `; metrics: ${metrics.recorder.stats().recorded} recorded, ${metrics.recorder.stats().dropped} dropped` : ''),
           );
         }
       }
     });
+}
+
+/** `--metrics-port`: the /metrics endpoint, started before the watcher; a port that cannot be had is one line. */
+async function serveMetrics(options: WatchCommandOptions) {
+  const { startMetricsEndpoint } = await import('../../metrics/endpoint.js');
+  try {
+    return await startMetricsEndpoint({
+      port: options.metricsPort!,
+      source: 'watch',
+      ...(options.metricsHost !== undefined && { host: options.metricsHost }),
+      ...(options.patterns && { patterns: options.patterns }),
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new TtlAdvisorError(`Cannot serve metrics on ${options.metricsHost ?? 'port'}${options.metricsHost ? ':' : ' '}${options.metricsPort}: ${code ?? (error as Error).message}`);
+  }
+}
+
+/** `--metrics-port`: a TCP port, 1 to 65535. */
+function portNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < 1 || n > 65_535) throw new TtlAdvisorError(`Expected --metrics-port to be a port from 1 to 65535, got ${JSON.stringify(value)}`);
+  return n;
 }
 
 /** A commander parser for an option that must hold something; `what` says what, in the one line. */

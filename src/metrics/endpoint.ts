@@ -1,0 +1,49 @@
+import type { Warning } from '../sample/warn-once.js';
+import type { MetricSource } from './instruments.js';
+import { OtelRecorder, type OtelWarningKind } from './otel-recorder.js';
+
+/** Options of {@link startMetricsEndpoint}. */
+export interface MetricsEndpointOptions {
+  port: number;
+  /** The interface to listen on. @default all of them, as Prometheus exporters do */
+  host?: string;
+  /** Key templates, as the recorder's `patterns`. */
+  patterns?: readonly string[];
+  source: MetricSource;
+  onWarning?: (warning: Warning<OtelWarningKind>) => void;
+}
+
+/** A Prometheus `/metrics` endpoint and the recorder that feeds it. */
+export interface MetricsEndpoint {
+  recorder: OtelRecorder;
+  /** Where Prometheus scrapes it. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the OpenTelemetry recorder's metrics at `http://host:port/metrics`, through the SDK's own
+ * Prometheus exporter: one code path for a service's metrics and the watcher's, named as any
+ * OTel → Prometheus path names them. Loads the SDK only here. Rejects when the port cannot be had.
+ */
+export async function startMetricsEndpoint(options: MetricsEndpointOptions): Promise<MetricsEndpoint> {
+  const [{ MeterProvider }, { PrometheusExporter }] = await Promise.all([import('@opentelemetry/sdk-metrics'), import('@opentelemetry/exporter-prometheus')]);
+  const exporter = new PrometheusExporter({ port: options.port, ...(options.host !== undefined && { host: options.host }), preventServerStart: true });
+  await exporter.startServer();
+  const provider = new MeterProvider({ readers: [exporter] });
+  const recorder = new OtelRecorder({
+    meter: provider.getMeter('ttl-advisor'),
+    source: options.source,
+    ...(options.patterns && { patterns: options.patterns }),
+    ...(options.onWarning && { onWarning: options.onWarning }),
+  });
+  const host = options.host === undefined || options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host;
+  return {
+    recorder,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${options.port}/metrics`,
+    async close() {
+      recorder.close();
+      await provider.shutdown();
+    },
+  };
+}
