@@ -3,9 +3,9 @@ import { BUCKET_MS } from '../store/format.js';
 import type { DeltaBatch, GapRow, RawRow } from '../store/input.js';
 import { truncate } from '../text.js';
 import { toMicros } from '../units.js';
-import { SAMPLE_LIMITS, isTrustedSample, refusalOf } from '../sample/check-sample.js';
+import { SAMPLE_LIMITS, isTrustedSample, outcomeCodeOf, refusalOf } from '../sample/check-sample.js';
 import { PatternCache } from '../sample/pattern-cache.js';
-import { OUTCOME_CODE, type LockSample, type ObservationGap } from '../sample/sample.js';
+import type { LockSample, ObservationGap } from '../sample/sample.js';
 import type { WarnOnce } from '../sample/warn-once.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
 import { LeaseFold, PatternHour, Series } from './pattern-hour.js';
@@ -106,10 +106,10 @@ export class Aggregator {
       return FOLD.noRoom;
     }
     const tsMs = Math.round(at);
-    const bucket = tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
     let hour = series.current;
-    if (hour === undefined || hour.bucketStartMs !== bucket) {
-      hour = this.hourOf(series, bucket);
+    // Most samples fall in their series' current hour: two comparisons, where the bucket's floating-point modulo costs more.
+    if (hour === undefined || tsMs < hour.bucketStartMs || tsMs >= hour.bucketStartMs + BUCKET_MS) {
+      hour = this.hourOf(series, tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS));
       if (hour === undefined) {
         this.lastRefusal = `more than ${this.maxHours} (pattern, hour) aggregates in memory`;
         return FOLD.noRoom;
@@ -118,7 +118,7 @@ export class Aggregator {
     const holdUs = holdMs === undefined || holdMs === null ? -1 : toMicros(holdMs);
     // `null`: the wait was not measured (`watch` sees no attempts): left out of the wait histogram, -1 in a raw row.
     const waitUs = waitMs === undefined ? 0 : waitMs === null ? -1 : toMicros(waitMs);
-    const code = OUTCOME_CODE[outcome];
+    const code = outcomeCodeOf(outcome);
     const ttl = Math.round(ttlMs);
     const extended = extensions === undefined || extensions === null ? 0 : Math.round(extensions);
     hour.count++;

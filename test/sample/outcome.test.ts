@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { outcomeCodeOf } from '../../src/sample/check-sample.js';
 import { releaseOutcome } from '../../src/sample/outcome.js';
+import { OUTCOME_CODE } from '../../src/sample/sample.js';
 
 // One clock (ms): the acquire was sent at 0 and answered at 10, with a TTL of 100 — so the TTL may run out
 // from 100 (counted from the send) and has run out for certain by 110 (counted from the reply).
@@ -19,5 +21,16 @@ describe('releaseOutcome: one rule for the lock and instrument', () => {
     ['failed', 110, 200, 'expired', 'sent after the TTL had run out for certain: expired while held, whatever Redis did'],
   ] as const)('%s, sent %d, answered %d → %s (%s)', (reply, sent, replied, outcome, _why) => {
     expect(releaseOutcome(reply, sent, replied, MAY, CERTAIN)).toBe(outcome);
+  });
+});
+
+describe('outcomeCodeOf', () => {
+  it('gives OUTCOME_CODE for every outcome, and -1 for anything else (inherited names too)', () => {
+    for (const [outcome, code] of Object.entries(OUTCOME_CODE)) {
+      expect(outcomeCodeOf(outcome)).toBe(code);
+      // The same text built at run time, not the literal.
+      expect(outcomeCodeOf([...outcome].join(''))).toBe(code);
+    }
+    for (const other of ['toString', '__proto__', 'constructor', 'hasOwnProperty', 'Released', '', undefined, null, 0, {}]) expect(outcomeCodeOf(other)).toBe(-1);
   });
 });

@@ -29,7 +29,7 @@ describe('PatternCache: the one key → pattern cache', () => {
     expect(derived).toHaveLength(2);
   });
 
-  it('keeps prefixes apart that differ anywhere, also beyond the recent ones compared in place', () => {
+  it('keeps prefixes apart that differ anywhere', () => {
     const { cache } = counting();
     const prefixes = Array.from({ length: 40 }, (_, i) => `svc${String.fromCharCode(97 + (i % 26))}:lock:${i % 2 ? 'a' : 'b'}:`);
     for (let round = 0; round < 3; round++) {
@@ -68,5 +68,59 @@ describe('PatternCache: the one key → pattern cache', () => {
     uuid.cache.get('cart:lock:7f1c0e2a-5b7e-4c1e-9d55-0c6b1f5e2a11');
     uuid.cache.get('cart:lock:00000000-aaaa-4c1e-9d55-0c6b1f5e2a11');
     expect(uuid.derived).toHaveLength(2);
+  });
+});
+
+describe('PatternCache: the id-prefix table', () => {
+  /** A deterministic generator, so a failure repeats. */
+  function lcg(seed: number): () => number {
+    let state = seed >>> 0;
+    return () => (state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32;
+  }
+
+  it('gives what patternOf gives for keys after thousands of prefixes, decimal and UUID ids, through clears', () => {
+    const random = lcg(5);
+    const letters = 'abcxyz:/_.|-';
+    const word = (length: number) => Array.from({ length }, () => letters[Math.floor(random() * letters.length)]).join('');
+    const prefixes = Array.from({ length: 3000 }, () => `${word(1 + Math.floor(random() * (random() < 0.1 ? 300 : 20)))}:`);
+    for (const limit of [50, 10_000]) {
+      const { cache, derived } = counting([], limit);
+      for (let i = 0; i < 60_000; i++) {
+        const prefix = prefixes[Math.floor(random() ** 2 * prefixes.length)]!;
+        const r = random();
+        const key = r < 0.2 ? `${prefix}${i.toString(16).padStart(8, '0')}-aaaa-4c1e-9d55-0c6b1f5e2a11` : r < 0.3 ? `${prefix}x${i}y` : `${prefix}${i}`;
+        const got = cache.get(key);
+        if (got !== patternOf(key)) expect(got, key).toBe(patternOf(key));
+      }
+      // The prefixes repeat: far fewer derivations than keys, unless the cache is tiny.
+      if (limit === 10_000) expect(derived.length).toBeLessThan(15_000);
+    }
+  });
+
+  it('tells apart prefixes of one length that differ in any one character, beyond the characters it hashes', () => {
+    // 40 characters, each prefix differing from the base in one place: more places than the table hashes per length.
+    const base = 'abcdefghijklmnopqrstuvwxyzabcdefghijklm:';
+    const prefixes = [base];
+    for (let at = 0; at < base.length - 1; at++) prefixes.push(`${base.slice(0, at)}Q${base.slice(at + 1)}`);
+    const { cache, derived } = counting();
+    for (let round = 0; round < 3; round++) {
+      for (const [n, p] of prefixes.entries()) expect(cache.get(`${p}${round * 100 + n}`), p).toBe(patternOf(`${p}1`));
+    }
+    expect(derived).toHaveLength(prefixes.length);
+  });
+
+  it('keeps a decimal id and a UUID after the same prefix apart', () => {
+    const { cache } = counting();
+    for (let i = 0; i < 3; i++) {
+      expect(cache.get(`cart:lock:${i}`)).toBe('cart:lock:{id}');
+      expect(cache.get(`cart:lock:7f1c0e2a-5b7e-4c1e-9d55-0c6b1f5e2a1${i}`)).toBe('cart:lock:{uuid}');
+    }
+  });
+
+  it('a key given as a concatenation of parts (as template literals make them) is found like the same text in one piece', () => {
+    const { cache, derived } = counting();
+    const names = ['a', 'b', 'c'];
+    for (let i = 0; i < 3000; i++) expect(cache.get(`service${names[i % 3]}:lock:item:${i}`)).toBe(`service${names[i % 3]}:lock:item:{id}`);
+    expect(derived).toHaveLength(3);
   });
 });
