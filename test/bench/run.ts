@@ -11,6 +11,7 @@ import { benchLockMicro } from './lock-micro.js';
 import { benchLeases } from './lease.js';
 import { benchWatch } from './watch.js';
 import { benchFootprint, benchRecorderIngest } from './recorder-ingest.js';
+import { benchRecordFold } from './record-fold.js';
 import { benchReport } from './report.js';
 import { benchCollector, benchFleetReport } from './fleet.js';
 import { log } from './stats.js';
@@ -26,7 +27,7 @@ const results: Record<string, unknown> = {
 };
 
 try {
-  if (wanted('lock') || wanted('lock-micro')) results.lockMicro = await benchLockMicro();
+  if (wanted('lock') || wanted('lock-micro')) results.lockMicro = await benchLockMicro(dir);
   if (wanted('lock')) {
     const server = process.env.REDIS_URL ? undefined : await startRedisServer();
     const redis = new Redis(process.env.REDIS_URL ?? server!.url);
@@ -64,6 +65,7 @@ try {
       await server.stop();
     }
   }
+  if (wanted('record')) results.recordFold = await benchRecordFold(dir);
   if (wanted('ingest')) results.recorderIngest = await benchRecorderIngest(dir);
   if (wanted('footprint')) results.footprint = await benchFootprint(dir);
   if (wanted('report')) results.report = await benchReport(dir);
