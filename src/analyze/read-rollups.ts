@@ -4,6 +4,7 @@ import { BUCKET_MS } from '../store/format.js';
 import { rollupValuesSql, type RollupValues } from '../store/rollup.js';
 import type { Statement } from 'better-sqlite3';
 import { statSync } from 'node:fs';
+import { soleInstanceOf } from '../store/fleet-rollups.js';
 import { openForReading, schemaVersionOf } from '../store/schema.js';
 import { readGaps } from './gaps.js';
 import type { AnalysisWarning, GapWithPatterns, HeldData } from './hints.js';
@@ -57,11 +58,12 @@ export class RollupReader {
         const ids = new Map((db.prepare('SELECT id, pattern FROM patterns').all() as { id: number; pattern: string }[]).map((r) => [r.pattern, r.id]));
         const values = rollupValuesSql('', schemaVersionOf(db));
         const range = 'pattern_id = ? AND bucket_start_ms >= ? AND bucket_start_ms < ?';
-        // Since schema 4, one row per (pattern, hour) summed over instances: a fleet reads as fast as one process.
+        // Since schema 4, one row per (pattern, hour) summed over instances: a fleet reads as fast as one process
+        // (since schema 10, a file of one instance keeps none: its own rows are the sums).
         // Where instances are shared with another file, per-instance rows, each instance from one file only.
         const sql = owned
           ? `SELECT bucket_start_ms, ${values} FROM rollups WHERE ${range} AND instance_id IN (${owned[i]!.join(', ') || 'NULL'}) ORDER BY bucket_start_ms`
-          : `SELECT bucket_start_ms, ${values} FROM ${schemaVersionOf(db) >= 4 ? 'fleet_rollups' : 'rollups'} WHERE ${range} ORDER BY bucket_start_ms`;
+          : `SELECT bucket_start_ms, ${values} FROM ${sumsTableOf(db)} WHERE ${range} ORDER BY bucket_start_ms`;
         this.sources.push({ ids, rows: db.prepare(sql).raw(true) as Statement<[number, number, number]> });
       });
     } catch (error) {
@@ -163,4 +165,14 @@ export class RollupReader {
     for (const db of this.dbs) db.close();
     this.dbs.length = 0;
   }
+}
+
+/**
+ * Where a file's rollups summed over instances are: `fleet_rollups`, or `rollups` itself (before schema 4, and
+ * since 10 in a file of one instance). A file marked as having no rollups yet reads `fleet_rollups`: empty too,
+ * unless the file was filled by hand (SQL), as fleet-sized test files are.
+ */
+function sumsTableOf(db: Db): 'rollups' | 'fleet_rollups' {
+  const version = schemaVersionOf(db);
+  return version < 4 || (version >= 10 && typeof soleInstanceOf(db) === 'number') ? 'rollups' : 'fleet_rollups';
 }

@@ -6,12 +6,18 @@ import { bindToProcess, loopEndFlush } from './lifetime.js';
 import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecorderOptions } from './recorder-options.js';
 import type { LockSample, ObservationGap, RecorderStats, SampleRecorder } from '../sample/sample.js';
 import { WarnOnce, type RecorderWarning } from '../sample/warn-once.js';
-import { COMMIT, SHARED, type FromWriter, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit } from './writer/protocol.js';
+import { SHARED, stopCommits, waitUntilClosed, type FromWriter, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit } from './writer/protocol.js';
 import { spawnWriterThread } from './writer/spawn.js';
+import { encodeSealedWrite } from './writer/wire.js';
 
 // Seals handed to the writer thread and not yet written. While the writer is busy (another process
 // holds the file, a slow disk) samples keep folding into the same aggregates: nothing waits in a queue.
 const MAX_WRITES_IN_FLIGHT = 2;
+// Seals are paced by volume too, not only by the flush timer: a burst of samples is written while it is
+// recorded, not all at close. Each seal costs the writer a transaction and a merge per pattern-hour.
+// While the writer is busy, the recorder looks again RECHECK_EVERY samples (raw rows) later.
+const SEAL_EVERY_SAMPLES = 131_072;
+const RECHECK_EVERY = 4096;
 
 /**
  * Records lock samples into a SQLite file, cheaply enough to run inside a
@@ -56,9 +62,12 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   /** Samples and raw rows handed to the writer thread. */
   private dispatched = 0;
   private rawDispatched = 0;
-  private inFlight = 0;
+  /** Seals posted to the writer (it counts those it is done with in SHARED.batchesDone). */
+  private batchesSent = 0;
+  /** {@link onVolume} runs when this many samples, or {@link rawAt} raw rows, wait for a seal: the first sample starts the writer. */
+  private sealAt = 1;
+  private rawAt: number;
   private drainRequested = false;
-  private dispatchScheduled = false;
   private closed = false;
   private readonly warnings: WarnOnce;
   private readonly timer: NodeJS.Timeout;
@@ -78,6 +87,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.options = resolved;
     this.warnings = new WarnOnce(this, options.onWarning);
     this.aggregator = aggregatorFor(resolved.instance, resolved.patterns, resolved);
+    this.rawAt = resolved.flushBatchSize;
     this.timer = setInterval(() => {
       this.drainRequested = true;
       this.dispatch();
@@ -102,14 +112,26 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       }
       return;
     }
-    if (this.aggregator.pendingRawRows >= this.options.flushBatchSize && !this.dispatchScheduled) {
-      this.dispatchScheduled = true;
-      setImmediate(() => {
-        this.dispatchScheduled = false;
+    if (this.aggregator.unsealed >= this.sealAt || this.aggregator.pendingRawRows >= this.rawAt) this.onVolume();
+  }
+
+  /**
+   * The first sample starts the writer thread, which opens the file while samples fold; past SEAL_EVERY_SAMPLES samples or
+   * `flushBatchSize` raw rows, a seal goes to it at once (a burst on one event-loop turn would wait for the timer or close).
+   */
+  private onVolume(): void {
+    try {
+      if (!this.worker) this.ensureWorker();
+      if (this.aggregator.unsealed >= SEAL_EVERY_SAMPLES || this.aggregator.pendingRawRows >= this.options.flushBatchSize) {
         this.drainRequested = true;
         this.dispatch();
-      });
+      }
+    } catch (error) {
+      this.warnOnce('write-failed', `Could not hand samples to the writer: ${(error as Error).message}`, error);
     }
+    const { unsealed, pendingRawRows } = this.aggregator;
+    this.sealAt = unsealed >= SEAL_EVERY_SAMPLES ? unsealed + RECHECK_EVERY : SEAL_EVERY_SAMPLES;
+    this.rawAt = pendingRawRows >= this.options.flushBatchSize ? pendingRawRows + RECHECK_EVERY : this.options.flushBatchSize;
   }
 
   /** Keeps a gap in what a door saw (`watch`'s lost notifications) for the next write. Never throws. */
@@ -185,13 +207,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       const deadline = Date.now() + this.options.flushTimeoutMs;
       this.post({ type: 'close', timeoutMs: this.options.flushTimeoutMs, counters: this.counters() });
       // The writer runs on its own thread: it keeps writing while this one waits.
-      while (Atomics.load(this.flags, SHARED.closed) === 0) {
-        const left = deadline - Date.now();
-        if (left <= 0) break;
-        const seen = Atomics.load(this.flags, SHARED.progress);
-        if (Atomics.load(this.flags, SHARED.closed) === 1) break;
-        Atomics.wait(this.flags, SHARED.progress, seen, left);
-      }
+      waitUntilClosed(this.flags, deadline);
     }
     this.settle();
     return this.stats();
@@ -201,7 +217,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   private settle(): void {
     // Only now: an exit during close() still runs closeSync(), which ends the thread safely.
     this.unbind();
-    this.stopCommits();
+    stopCommits(this.flags, Date.now() + this.options.busyTimeoutMs + 1000);
     this.forgetUnconfirmed();
     // Nothing folds after the final seal; anything left unsealed (a seal that failed) is dropped.
     this.droppedHere += this.aggregator.unsealed;
@@ -225,22 +241,9 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     }
   }
 
-  /**
-   * From now on the writer commits nothing (see COMMIT): what it did not confirm stays off the disk.
-   * Then waits for it to leave SQLite (see SHARED.inSqlite), so that ending the thread is safe.
-   */
-  private stopCommits(): void {
-    const deadline = Date.now() + this.options.busyTimeoutMs + 1000;
-    while (Atomics.compareExchange(this.flags, SHARED.commit, COMMIT.idle, COMMIT.abandoned) === COMMIT.committing) {
-      if (Date.now() >= deadline) break;
-      Atomics.wait(this.flags, SHARED.commit, COMMIT.committing, 20);
-    }
-    while (Atomics.load(this.flags, SHARED.inSqlite) === 1 && Date.now() < deadline) Atomics.wait(this.flags, SHARED.inSqlite, 1, 20);
-  }
-
   /** On the timer, on `flush()`, or when raw rows pile up: seals and sends, unless the writer already has enough to do. */
   private dispatch(): void {
-    if (!this.drainRequested || this.closed || this.inFlight >= MAX_WRITES_IN_FLIGHT) return;
+    if (!this.drainRequested || this.closed || this.inFlight() >= MAX_WRITES_IN_FLIGHT) return;
     this.drainRequested = false;
     this.sendSeal(false);
   }
@@ -263,10 +266,16 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       this.rawDroppedHere += write.rawRows;
       return;
     }
+    const wire = encodeSealedWrite(write);
     this.dispatched += write.samples;
     this.rawDispatched += write.rawRows;
-    this.inFlight++;
-    this.post({ type: 'batch', write, counters: this.counters() });
+    this.batchesSent++;
+    this.post({ type: 'batch', wire, counters: this.counters() }, [wire]);
+  }
+
+  /** Seals the writer has not finished with, read from shared memory: right even while this thread's event loop is busy. */
+  private inFlight(): number {
+    return this.batchesSent - Atomics.load(this.flags, SHARED.batchesDone);
   }
 
   private counters(): RecorderCounters {
@@ -277,8 +286,8 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     };
   }
 
-  private post(message: ToWriter): void {
-    this.worker?.postMessage(message);
+  private post(message: ToWriter, transfer: ArrayBuffer[] = []): void {
+    this.worker?.postMessage(message, transfer);
   }
 
   private ensureWorker(): Worker | undefined {
@@ -294,7 +303,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
           // Died unexpectedly: what it had not confirmed is lost; a new thread starts with the next seal.
           this.worker = undefined;
           this.forgetUnconfirmed();
-          this.inFlight = 0;
+          this.batchesSent = Atomics.load(this.flags, SHARED.batchesDone);
           this.conditions.recheck();
         },
       });
@@ -307,10 +316,8 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   }
 
   private onWriterMessage(message: FromWriter): void {
-    if (message.type === 'progress') {
-      this.inFlight = Math.max(0, this.inFlight - 1);
-      this.dispatch();
-    } else if (message.type === 'warning') {
+    if (message.type === 'progress') this.dispatch();
+    else if (message.type === 'warning') {
       this.warnOnce(message.warning.kind, message.warning.message);
     }
     this.conditions.recheck();

@@ -183,4 +183,12 @@ export const MIGRATIONS: readonly string[] = [
   // least margin per hold, round trips, event-loop delay, nominal periods and libraries (see the codec). No
   // table changes; the version says a file may hold blobs that earlier versions would call corrupt.
   `SELECT 1;`,
+  // 9 → 10: a file whose rollups are all one instance's keeps no \`fleet_rollups\` rows (they copied \`rollups\` byte
+  // for byte, a third of a two-day file): \`meta\` row \`sole_instance_id\` names that instance ('' before any rollup),
+  // and readers read \`rollups\` instead. The first rollup of a second instance fills \`fleet_rollups\` and removes the row.
+  `
+  INSERT INTO meta (name, value)
+    SELECT 'sole_instance_id', coalesce(min(instance_id), '') FROM rollups HAVING count(DISTINCT instance_id) <= 1;
+  DELETE FROM fleet_rollups WHERE EXISTS (SELECT 1 FROM meta WHERE name = 'sole_instance_id');
+  `,
 ];

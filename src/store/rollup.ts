@@ -5,7 +5,8 @@ import { BUCKET_MS } from './format.js';
 /**
  * Rollups: per (pattern, hour, instance), what that hour's locks add up to.
  * `rollups` holds one row per instance, `fleet_rollups` the same summed over
- * instances; both share the value columns below, in this order. Producers
+ * instances (in a file of several instances: see `SOLE_INSTANCE_META`); both
+ * share the value columns below, in this order. Producers
  * fold samples into deltas of the same layout (`FoldedRollup`), which the writer
  * adds to the stored rows with {@link RollupSum}.
  */

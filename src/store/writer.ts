@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { OVERFLOW_PATTERN } from '../keys/pattern.js';
+import { SOLE_INSTANCE_META, parseSoleInstance } from './fleet-rollups.js';
 import type { DeltaBatch, FoldedRollup, GapRow, RawRow } from './input.js';
 import { ROLLUP_VALUE_COLUMNS, RollupSum, rollupValuesSql, type RollupValues } from './rollup.js';
 import type { Db } from './db.js';
@@ -54,8 +55,9 @@ const RAW_COLUMNS = 9;
 
 /**
  * Writes folded batches into a samples database: rollup deltas added to the
- * per-instance and fleet-wide rows, and the raw rows their producer kept, in
- * one IMMEDIATE transaction; all or nothing. Used by a recorder's writer
+ * per-instance and fleet-wide rows (those only once a second instance writes
+ * rollups to the file: see `SOLE_INSTANCE_META`), and the raw rows their
+ * producer kept, in one IMMEDIATE transaction; all or nothing. Used by a recorder's writer
  * thread and by `collect`. Throws SQLite errors to its caller, which decides
  * whether to retry or drop.
  */
@@ -73,6 +75,12 @@ export class SampleWriter {
   private readonly upsertRollup: Statement;
   private readonly selectFleet: Statement;
   private readonly upsertFleet: Statement;
+  private readonly selectSole: Statement;
+  private readonly claimSole: Statement;
+  private readonly forgetSole: Statement;
+  private readonly copyToFleet: Statement;
+  /** Read at the start of each transaction (another process may share the file): see `soleInstanceOf`. */
+  private sole: number | null | undefined;
   private readonly upsertStats: Statement;
   private readonly insertStreamBatch: Statement;
   private readonly selectStats: Statement;
@@ -115,6 +123,10 @@ export class SampleWriter {
     this.upsertFleet = db.prepare(
       `INSERT OR REPLACE INTO fleet_rollups (pattern_id, bucket_start_ms, ${values}) VALUES (?, ?, ${placeholders})`,
     );
+    this.selectSole = db.prepare('SELECT value FROM meta WHERE name = ?').raw(true);
+    this.claimSole = db.prepare('INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)');
+    this.forgetSole = db.prepare('DELETE FROM meta WHERE name = ?');
+    this.copyToFleet = db.prepare(`INSERT OR REPLACE INTO fleet_rollups (pattern_id, bucket_start_ms, ${values}) SELECT pattern_id, bucket_start_ms, ${values} FROM rollups`);
     this.upsertStats = db.prepare(
       `INSERT OR REPLACE INTO recorder_stats (instance_id, updated_ms, recorded, written, dropped, raw_written, raw_dropped, raw_full_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -139,6 +151,8 @@ export class SampleWriter {
     try {
       return this.db
         .transaction(() => {
+          const sole = this.selectSole.get(SOLE_INSTANCE_META) as [string | number] | undefined;
+          this.sole = sole === undefined ? undefined : parseSoleInstance(sole[0]);
           for (const batch of batches) this.applyOne(batch);
           if (options.counters) this.writeCounters(options.counters(this.result));
           options.beforeCommit?.();
@@ -228,7 +242,7 @@ export class SampleWriter {
     return pages * (this.db.pragma('page_size', { simple: true }) as number) >= max;
   }
 
-  /** Adds a delta to its instance's row and to the row summed over instances. */
+  /** Adds a delta to its instance's row and, once the file has rollups of several instances, to the row summed over them. */
   private upsert(rollup: FoldedRollup, instanceId: number): void {
     let patternId = this.patternIdOf(rollup.pattern);
     if (patternId < 0) {
@@ -236,26 +250,35 @@ export class SampleWriter {
       patternId = this.patternIdOf(OVERFLOW_PATTERN, true);
     }
     this.result.samples += rollup.values[0];
-    this.mergeRow(this.selectFleet, this.upsertFleet, [patternId, rollup.bucketStartMs], rollup.values);
+    if (this.sole === null) {
+      this.claimSole.run(SOLE_INSTANCE_META, String(instanceId));
+      this.sole = instanceId;
+    } else if (this.sole !== undefined && this.sole !== instanceId) {
+      // A second instance: the sums so far are the first one's rows, copied as they are.
+      this.forgetSole.run(SOLE_INSTANCE_META);
+      this.copyToFleet.run();
+      this.sole = undefined;
+    }
+    if (this.sole === undefined) this.mergeRow(this.selectFleet, this.upsertFleet, [patternId, rollup.bucketStartMs], rollup.values);
     this.mergeRow(this.selectRollup, this.upsertRollup, [patternId, rollup.bucketStartMs, instanceId], rollup.values);
   }
 
-  /** Read, add, write one rollup row; both statements take the row's key first. */
+  /** Read, add, write one rollup row; both statements take the row's key first. A new row is the delta as it is. */
   private mergeRow(select: Statement, write: Statement, key: number[], delta: RollupValues): void {
+    const existing = select.get(...key) as RollupValues | undefined;
+    // Producers encode their deltas with the codec (a collector checks a stream's before they get here).
+    if (!existing) return void write.run(...key, ...delta);
     const sum = this.scratch;
     sum.clear();
     sum.addRow(delta);
-    const existing = select.get(...key) as RollupValues | undefined;
-    if (existing) {
-      try {
-        sum.addRow(existing);
-      } catch {
-        // A damaged row would otherwise fail this and every later batch for its pattern-hour:
-        // it is replaced by the new data alone, and the loss is reported.
-        sum.clear();
-        sum.addRow(delta);
-        this.result.replacedUnreadable++;
-      }
+    try {
+      sum.addRow(existing);
+    } catch {
+      // A damaged row would otherwise fail this and every later batch for its pattern-hour:
+      // it is replaced by the new data alone, and the loss is reported.
+      sum.clear();
+      sum.addRow(delta);
+      this.result.replacedUnreadable++;
     }
     write.run(...key, ...sum.values());
   }

@@ -44,10 +44,9 @@ describe('SqliteRecorder', () => {
 
     expect(countRows(path, 'samples')).toBe(5000);
     expect(rollupTotal(path)).toBe(5000);
-    // The sums over instances agree with the per-instance rows.
-    expect(queryDb(path, 'SELECT sum(count) n, sum(expired) e, sum(hold_sum_us) h FROM fleet_rollups')).toEqual(
-      queryDb(path, 'SELECT sum(count) n, sum(expired) e, sum(hold_sum_us) h FROM rollups'),
-    );
+    // One instance: its rows are the sums over instances, and no copy of them is kept (schema 10).
+    expect(countRows(path, 'fleet_rollups')).toBe(0);
+    expect(queryDb(path, "SELECT i.instance FROM meta m JOIN instances i ON i.id = m.value WHERE m.name = 'sole_instance_id'")).toEqual([{ instance: 'test-1' }]);
     const byOutcome = queryDb<{ outcome: string; n: number }>(path, 'SELECT outcome, count(*) AS n FROM samples GROUP BY outcome ORDER BY outcome');
     expect(byOutcome).toEqual([
       { outcome: 'error', n: 1250 },
@@ -108,7 +107,7 @@ describe('SqliteRecorder', () => {
     await recorder.close();
     expect(queryDb<{ e: number }>(path, 'SELECT extensions AS e FROM samples ORDER BY ts_ms').map((r) => r.e)).toEqual([1, 2, 3, 0, 0, 0, 0, 0, 0, 0]);
     expect(queryDb(path, 'SELECT extended, extensions FROM rollups')).toEqual([{ extended: 3, extensions: 6 }]);
-    expect(queryDb(path, 'SELECT extended, extensions FROM fleet_rollups')).toEqual([{ extended: 3, extensions: 6 }]);
+    expect(queryDb(path, 'SELECT extended, extensions FROM fleet_rollups')).toEqual([]); // one instance: its rows are the sums
     const [pattern] = analyze([path]).patterns;
     expect(pattern).toMatchObject({ extended: 3, extensions: 6 });
     expect(pattern!.hints).toContainEqual({ kind: 'extended', extended: 3, extensions: 6, count: 10 });

@@ -30,7 +30,8 @@ export interface SealedWrite {
 }
 
 export type ToWriter =
-  | { type: 'batch'; write: SealedWrite; counters: RecorderCounters }
+  /** `wire`: the seal encoded by `encodeSealedWrite` (see wire.ts), transferred, not copied. */
+  | { type: 'batch'; wire: ArrayBuffer; counters: RecorderCounters }
   /** The recorder's final counters, written last, so the file's recorder row tells the truth. */
   | { type: 'close'; timeoutMs: number; counters: RecorderCounters };
 
@@ -48,7 +49,7 @@ export type FromWriter = { type: 'progress' } | { type: 'closed' } | { type: 'wa
  */
 export const SHARED = Object.freeze({
   // Int32 slots
-  flagSlots: 4,
+  flagSlots: 5,
   progress: 0,
   closed: 1,
   /** {@link COMMIT}: whether the writer may commit, is committing, or must not any more. */
@@ -59,8 +60,14 @@ export const SHARED = Object.freeze({
    * SQLITE_BUSY, a file locked by another process), so the recorder waits for 0, after ABANDONED.
    */
   inSqlite: 3,
-  // Float64 slots, after the Int32 ones
-  totalsOffset: 16,
+  /**
+   * Batches the writer is done with (written, dropped or abandoned): the recorder counts the
+   * seals in flight from it, even while a synchronous burst of `record()` calls keeps its own
+   * event loop from hearing the writer's messages.
+   */
+  batchesDone: 4,
+  // Float64 slots, after the Int32 ones (8-byte aligned)
+  totalsOffset: 24,
   totalSlots: 5,
   /** Samples whose rollups are committed. */
   written: 0,
@@ -70,7 +77,7 @@ export const SHARED = Object.freeze({
   patternOverflow: 3,
   /** Raw rows the writer could not write, or left out at `maxDatabaseBytes`. */
   rawDropped: 4,
-  bytes: 16 + 5 * 8,
+  bytes: 24 + 5 * 8,
 });
 
 /**
@@ -80,3 +87,26 @@ export const SHARED = Object.freeze({
  * up moves IDLE → ABANDONED, waiting out a commit under way. After that nothing commits.
  */
 export const COMMIT = Object.freeze({ idle: 0, committing: 1, abandoned: 2 });
+
+/** Blocks the calling thread until the writer has closed (see SHARED.closed), or until `deadlineMs`. */
+export function waitUntilClosed(flags: Int32Array, deadlineMs: number): void {
+  while (Atomics.load(flags, SHARED.closed) === 0) {
+    const left = deadlineMs - Date.now();
+    if (left <= 0) break;
+    const seen = Atomics.load(flags, SHARED.progress);
+    if (Atomics.load(flags, SHARED.closed) === 1) break;
+    Atomics.wait(flags, SHARED.progress, seen, left);
+  }
+}
+
+/**
+ * From now on the writer commits nothing (see COMMIT): what it did not confirm stays off the disk.
+ * Then waits, up to `deadlineMs`, for it to leave SQLite (see SHARED.inSqlite), so that ending the thread is safe.
+ */
+export function stopCommits(flags: Int32Array, deadlineMs: number): void {
+  while (Atomics.compareExchange(flags, SHARED.commit, COMMIT.idle, COMMIT.abandoned) === COMMIT.committing) {
+    if (Date.now() >= deadlineMs) break;
+    Atomics.wait(flags, SHARED.commit, COMMIT.committing, 20);
+  }
+  while (Atomics.load(flags, SHARED.inSqlite) === 1 && Date.now() < deadlineMs) Atomics.wait(flags, SHARED.inSqlite, 1, 20);
+}

@@ -6,6 +6,7 @@ import { pruneOlderThan } from '../../store/prune.js';
 import { openForWriting, type Db } from '../../store/schema.js';
 import { SampleWriter, type WriteResult, type WriterCounters } from '../../store/writer.js';
 import { COMMIT, SHARED, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit, type WriterWarning } from './protocol.js';
+import { decodeSealedWrite } from './wire.js';
 
 /** The recorder gave up on this batch: it is counted as dropped there and must not be committed. */
 class Abandoned extends Error {}
@@ -28,7 +29,7 @@ let closeDeadline = Number.POSITIVE_INFINITY;
 let closing: RecorderCounters | undefined;
 
 parentPort!.on('message', (message: ToWriter) => {
-  if (message.type === 'batch') queue.push({ write: message.write, counters: message.counters });
+  if (message.type === 'batch') queue.push({ write: decodeSealedWrite(message.wire), counters: message.counters });
   else {
     closing = message.counters;
     closeDeadline = Date.now() + message.timeoutMs;
@@ -43,6 +44,7 @@ function work(): void {
     while (queue.length > 0) {
       // The recorder gave up (its close timed out): what is left is counted as dropped there.
       if (!enterSqlite()) {
+        done(queue.length);
         queue.length = 0;
         break;
       }
@@ -69,6 +71,7 @@ function work(): void {
       }
       if (outcome === 'abandoned') continue; // the check above empties the queue
       queue.shift();
+      done(1);
       wake();
     }
     if (closing) finish();
@@ -97,17 +100,32 @@ function fileReplaced(): void {
   closeDb();
 }
 
+/** Opens the file (creating, migrating) for the writer; throws as `openForWriting` does. */
+function open(): SampleWriter {
+  db = openForWriting(init.path, init.busyTimeoutMs);
+  const { dev, ino } = statSync(init.path);
+  opened = { dev, ino };
+  return (writer = new SampleWriter(db, { instance: init.instance, maxPatterns: init.maxPatterns, maxDatabaseBytes: init.maxDatabaseBytes }));
+}
+
+// The thread starts with the recorder's first sample: the file is opened (created, migrated) while samples
+// fold, not when the first seal arrives. A failure here is met again, and reported, by that seal.
+if (enterSqlite()) {
+  try {
+    open();
+  } catch {
+    closeDb();
+  } finally {
+    leaveSqlite();
+  }
+}
+
 function writeOne({ write, counters }: { write: SealedWrite; counters: RecorderCounters }): 'written' | 'busy' | 'dropped' | 'abandoned' {
   // SQLite keeps writing to a deleted file's inode: samples counted as written, nothing on disk.
   if (writer && !stillTheFile()) fileReplaced();
   let opening = !writer;
   try {
-    if (!writer) {
-      db = openForWriting(init.path, init.busyTimeoutMs);
-      const { dev, ino } = statSync(init.path);
-      opened = { dev, ino };
-      writer = new SampleWriter(db, { instance: init.instance, maxPatterns: init.maxPatterns, maxDatabaseBytes: init.maxDatabaseBytes });
-    }
+    writer ??= open();
     opening = false;
     prune(db!);
     let result: WriteResult;
@@ -180,6 +198,11 @@ function countersOf(counters: RecorderCounters, adding?: { samples: number; raw:
     rawWritten: totals[SHARED.rawWritten]! + (adding?.raw ?? 0),
     rawDropped: counters.rawDroppedBeforeWriter + totals[SHARED.rawDropped]! + (adding?.rawOverLimit ?? 0),
   };
+}
+
+/** Batches off the queue (written, dropped or abandoned): what the recorder counts as no longer in flight. */
+function done(batches: number): void {
+  Atomics.add(flags, SHARED.batchesDone, batches);
 }
 
 function drop(write: SealedWrite): void {
