@@ -3,44 +3,81 @@ import { TOKEN_PREFIX } from '../token.js';
 import { bullmqStalledKey } from './bullmq.js';
 import { kindOfText, scriptOfSha, scriptOfText } from './scripts.js';
 
+/** What a lock command does (see {@link LockCommand}). */
+export type LockOp = 'acquire' | 'release' | 'extend' | 'script' | 'bullmq';
+
 /**
  * A command that may take, release or extend a lock, read off its name and
- * arguments as they go to Redis (whichever client sends them).
+ * arguments as they go to Redis (whichever client sends them):
+ * - `acquire`: `SET key token NX PX|EX|PXAT|EXAT ttl`, or a lock library's acquire script (`byScript`);
+ * - `release`: a token-checked delete (a release script), or a plain `DEL`/`UNLINK` (`token` undefined);
+ * - `extend`: a TTL set on a held lock: an extend script or `SET … XX PX` with the token, or
+ *   `PEXPIRE`/`EXPIRE` (`token` undefined); `library` when the script is a lock library's own
+ *   (node-redlock's extend, redis-semaphore's refresh);
+ * - `script`: a script we do not know, sent by SHA1 (`argv`): a release or extend when its keys and
+ *   ARGV[1] match a held lock — the tracker then makes it one;
+ * - `bullmq`: one of BullMQ's worker scripts, which take its job locks out of our sight (see
+ *   `bullmq.ts`); `stalledKey` names the queue.
+ *
+ * One class of one shape for every kind (a field a kind has no use for stays undefined), and, once
+ * sent, what the tracker keeps of the command until its reply comes (`sentMs`, `client`, its place
+ * among the acquires in flight): a lock command costs one object, and the code reading it one shape.
  */
-export type LockCommand =
-  /** `SET key token NX PX|EX|PXAT|EXAT ttl`, or a lock library's acquire script. */
-  | { op: 'acquire'; keys: readonly string[]; token: string; ttlMs: number; byScript: boolean }
-  /** A token-checked delete (a release script), or a plain `DEL`/`UNLINK` (`token` undefined). */
-  | { op: 'release'; keys: readonly string[]; token: string | undefined }
-  /**
-   * A TTL set on a held lock: an extend script or `SET … XX PX` with the token, or `PEXPIRE`/`EXPIRE` (`token` undefined);
-   * `library` when the script is a lock library's own (node-redlock's extend, redis-semaphore's refresh).
-   */
-  | { op: 'extend'; keys: readonly string[]; token: string | undefined; ttlMs: number; library: LeaseLibrary | undefined }
-  /** A script we do not know, sent by SHA1: a release or extend when its keys and ARGV[1] match a held lock. */
-  | { op: 'script'; keys: readonly string[]; argv: readonly string[] }
-  /** One of BullMQ's worker scripts, which take its job locks out of our sight (see `bullmq.ts`); `stalledKey` names the queue. */
-  | { op: 'bullmq'; stalledKey: string };
+export class LockCommand {
+  /** When it was sent (`performance.now()` ms), and on which server (connection): set by the tracker. */
+  sentMs: number | undefined = undefined;
+  client: number | undefined = undefined;
+  /** Neighbours among the acquires awaiting their reply (see `InFlight`). */
+  prev: LockCommand | undefined = undefined;
+  next: LockCommand | undefined = undefined;
 
-/** How a command name is read: the commands worth a closer look. Everything else costs one lookup. */
+  constructor(
+    public op: LockOp,
+    readonly keys: readonly string[],
+    public token: string | undefined,
+    public ttlMs: number | undefined,
+    readonly byScript: boolean | undefined,
+    readonly library: LeaseLibrary | undefined,
+    readonly argv: readonly string[] | undefined,
+    readonly stalledKey: string | undefined,
+  ) {}
+}
+
+const acquire = (keys: readonly string[], token: string, ttlMs: number, byScript: boolean) =>
+  new LockCommand('acquire', keys, token, ttlMs, byScript, undefined, undefined, undefined);
+const release = (keys: readonly string[], token: string | undefined) => new LockCommand('release', keys, token, undefined, undefined, undefined, undefined, undefined);
+const extend = (keys: readonly string[], token: string | undefined, ttlMs: number, library: LeaseLibrary | undefined) =>
+  new LockCommand('extend', keys, token, ttlMs, undefined, library, undefined, undefined);
+
+/** How a command name is read: the commands worth a closer look. Everything else costs a comparison or two. */
 export type Verb = 'set' | 'eval' | 'evalsha' | 'expire' | 'pexpire' | 'del' | 'script';
 
-const VERBS: Record<string, Verb> = Object.assign(Object.create(null) as Record<string, Verb>, {
-  set: 'set',
-  eval: 'eval',
-  evalsha: 'evalsha',
-  expire: 'expire',
-  pexpire: 'pexpire',
-  del: 'del',
-  unlink: 'del',
-  script: 'script',
-});
-for (const name of Object.keys(VERBS)) VERBS[name.toUpperCase()] = VERBS[name]!;
-
-/** The verb of a command name in lower or upper case (as clients send them); `undefined` for the rest. */
+/**
+ * The verb of a command name in lower or upper case (as clients send them); `undefined` for the rest.
+ * Every command passes here: most are turned away by their name's length or by comparing it with a
+ * few constants (names are interned strings, so a comparison is mostly a pointer's), before any lookup.
+ */
 export function verbOf(name: unknown): Verb | undefined {
-  return typeof name === 'string' ? VERBS[name] : undefined;
+  if (typeof name !== 'string') return undefined;
+  switch (name.length) {
+    case 3:
+      return name === 'set' || name === 'SET' ? 'set' : name === 'del' || name === 'DEL' ? 'del' : undefined;
+    case 4:
+      return name === 'eval' || name === 'EVAL' ? 'eval' : undefined;
+    case 6:
+      if (name === 'expire' || name === 'EXPIRE') return 'expire';
+      if (name === 'unlink' || name === 'UNLINK') return 'del';
+      return name === 'script' || name === 'SCRIPT' ? 'script' : undefined;
+    case 7:
+      if (name === 'evalsha' || name === 'EVALSHA') return 'evalsha';
+      return name === 'pexpire' || name === 'PEXPIRE' ? 'pexpire' : undefined;
+    default:
+      return undefined;
+  }
 }
+
+/** Whether an argument reads as text (see `text`): what clients send is strings, bytes or numbers. */
+const isText = (value: unknown): boolean => typeof value === 'string' || typeof value === 'number' || Buffer.isBuffer(value);
 
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : typeof value === 'number' ? String(value) : undefined;
@@ -60,108 +97,121 @@ function integer(value: unknown): number | undefined {
 }
 
 /** The options of SET a lock uses, in either case; anything else (GET, KEEPTTL, IFEQ…) is not the lock protocol. */
-type SetOption = 'NX' | 'XX' | 'PX' | 'EX' | 'PXAT' | 'EXAT';
-const SET_OPTIONS: Record<string, SetOption> = Object.create(null) as Record<string, SetOption>;
-for (const option of ['NX', 'XX', 'PX', 'EX', 'PXAT', 'EXAT'] as const) {
-  SET_OPTIONS[option] = option;
-  SET_OPTIONS[option.toLowerCase()] = option;
+const NX = 1;
+const XX = 2;
+const PX = 3;
+const EX = 4;
+const PXAT = 5;
+const EXAT = 6;
+
+/** A SET option read off its letters (no string made, no lookup); 0 for anything else. */
+function setOption(arg: unknown): number {
+  const s = typeof arg === 'string' ? arg : text(arg);
+  if (s === undefined || (s.length !== 2 && s.length !== 4)) return 0;
+  const c0 = s.charCodeAt(0);
+  const c1 = s.charCodeAt(1);
+  // All upper or all lower case (`Nx` is none), and only letters: `| 32` could make another character read as one.
+  const lower = c0 >= 97;
+  if (c1 >= 97 !== lower || (c0 | 32) < 97 || (c0 | 32) > 122 || (c1 | 32) !== 120 /* x */) return 0;
+  const a = c0 | 32;
+  const option = a === 110 /* n */ ? NX : a === 120 /* x */ ? XX : a === 112 /* p */ ? PX : a === 101 /* e */ ? EX : 0;
+  if (s.length === 2 || option === 0) return option;
+  const c2 = s.charCodeAt(2);
+  const c3 = s.charCodeAt(3);
+  if ((option !== PX && option !== EX) || c2 >= 97 !== lower || c3 >= 97 !== lower || (c2 | 32) !== 97 /* a */ || (c3 | 32) !== 116 /* t */) return 0;
+  return option === PX ? PXAT : EXAT;
 }
 
 /** Our own lock's tokens: `RedisLock` records its locks itself, so an instrumented client skips them. */
 const ours = (token: string) => token.charCodeAt(0) === 116 /* t */ && token.startsWith(TOKEN_PREFIX);
 
 /**
- * Reads a command (its arguments after the name) as a lock operation, or
- * `undefined` when it is not one. `now` is the wall clock, for PXAT/EXAT.
+ * Reads a command (its arguments from `args[from]`, after the name) as a lock
+ * operation, or `undefined` when it is not one. `now` is the wall clock, for PXAT/EXAT.
  */
-export function readLockCommand(verb: Verb, args: readonly unknown[], now: () => number): LockCommand | undefined {
+export function readLockCommand(verb: Verb, args: readonly unknown[], now: () => number, from = 0): LockCommand | undefined {
+  const n = args.length - from;
   switch (verb) {
     case 'set':
-      return readSet(args, now);
+      // `SET key value` and `SET key value EX ttl` (a cache's writes) are turned away before anything is read.
+      return n < 5 ? undefined : readSet(args, from, now);
     case 'eval':
     case 'evalsha':
-      return readScript(verb, args);
+      return readScript(verb, from === 0 ? args : args.slice(from));
     case 'expire':
     case 'pexpire': {
-      const key = text(args[0]);
-      const n = integer(args[1]);
-      if (key === undefined || n === undefined || args.length > 3) return undefined;
-      return { op: 'extend', keys: [key], token: undefined, ttlMs: verb === 'expire' ? n * 1000 : n, library: undefined };
+      const key = text(args[from]);
+      const ttl = integer(args[from + 1]);
+      if (key === undefined || ttl === undefined || n > 3) return undefined;
+      return extend([key], undefined, verb === 'expire' ? ttl * 1000 : ttl, undefined);
     }
     case 'del': {
-      const keys = args.map(text);
-      return keys.every((k): k is string => k !== undefined) && keys.length > 0 ? { op: 'release', keys, token: undefined } : undefined;
+      const keys = args.slice(from).map(text);
+      return keys.every((k): k is string => k !== undefined) && keys.length > 0 ? release(keys as string[], undefined) : undefined;
     }
     case 'script':
       // SCRIPT LOAD teaches us the script's SHA1 for the EVALSHAs that follow.
-      if (String(text(args[0])).toLowerCase() === 'load' && args.length === 2) {
-        const body = text(args[1]);
+      if (String(text(args[from])).toLowerCase() === 'load' && n === 2) {
+        const body = text(args[from + 1]);
         if (body !== undefined) kindOfText(body);
       }
       return undefined;
   }
 }
 
-function readSet(args: readonly unknown[], now: () => number): LockCommand | undefined {
-  if (args.length < 4) return undefined;
-  const key = text(args[0]);
-  const token = text(args[1]);
+function readSet(args: readonly unknown[], from: number, now: () => number): LockCommand | undefined {
+  const key = text(args[from]);
+  const token = text(args[from + 1]);
   if (key === undefined || token === undefined || ours(token)) return undefined;
   let nx = false;
   let xx = false;
   let ttlMs: number | undefined;
-  for (let i = 2; i < args.length; i++) {
-    const arg = args[i];
-    const option = SET_OPTIONS[typeof arg === 'string' ? arg : String(text(arg))];
-    if (option === undefined) return undefined;
-    if (option === 'NX') nx = true;
-    else if (option === 'XX') xx = true;
+  for (let i = from + 2; i < args.length; i++) {
+    const option = setOption(args[i]);
+    if (option === 0) return undefined;
+    if (option === NX) nx = true;
+    else if (option === XX) xx = true;
     else {
       const n = integer(args[++i]);
       if (n === undefined) return undefined;
-      ttlMs = option === 'PX' ? n : option === 'EX' ? n * 1000 : (option === 'PXAT' ? n : n * 1000) - now();
+      ttlMs = option === PX ? n : option === EX ? n * 1000 : (option === PXAT ? n : n * 1000) - now();
     }
   }
   if (ttlMs === undefined || ttlMs <= 0) return undefined;
-  if (nx && !xx) return { op: 'acquire', keys: [key], token, ttlMs, byScript: false };
-  if (xx && !nx) return { op: 'extend', keys: [key], token, ttlMs, library: undefined };
+  if (nx && !xx) return acquire([key], token, ttlMs, false);
+  if (xx && !nx) return extend([key], token, ttlMs, undefined);
   return undefined;
 }
 
 function readScript(verb: 'eval' | 'evalsha', args: readonly unknown[]): LockCommand | undefined {
   const script = text(args[0]);
   const numKeys = integer(args[1]);
-  if (script === undefined || numKeys === undefined || numKeys === 0 || args.length < 2 + numKeys + 1) return undefined;
-  const keys: string[] = [];
-  for (let i = 2; i < 2 + numKeys; i++) {
-    const key = text(args[i]);
-    if (key === undefined) return undefined;
-    keys.push(key);
-  }
-  const argv: string[] = [];
-  for (let i = 2 + numKeys; i < args.length; i++) {
-    const arg = text(args[i]);
-    if (arg === undefined) return undefined;
-    argv.push(arg);
-  }
-  const token = argv[0]!;
+  const first = 2 + numKeys!; // ARGV[1]
+  if (script === undefined || numKeys === undefined || numKeys === 0 || args.length < first + 1) return undefined;
+  for (let i = 2; i < args.length; i++) if (!isText(args[i])) return undefined;
+  const token = text(args[first])!;
   if (ours(token)) return undefined;
+  const keys: string[] = [];
+  for (let i = 2; i < first; i++) keys.push(text(args[i])!);
   const known = verb === 'eval' ? scriptOfText(script) : scriptOfSha(script);
   if (known === undefined || known.kind === 'other') {
+    // Only a script we do not know needs its ARGV as a list (a lock library's own is read in place).
+    const argv: string[] = [];
+    for (let i = first; i < args.length; i++) argv.push(text(args[i])!);
     const stalledKey = bullmqStalledKey(keys, argv);
-    if (stalledKey !== undefined) return { op: 'bullmq', stalledKey };
-    return known === undefined ? { op: 'script', keys, argv } : undefined;
+    if (stalledKey !== undefined) return new LockCommand('bullmq', keys, undefined, undefined, undefined, undefined, undefined, stalledKey);
+    return known === undefined ? new LockCommand('script', keys, undefined, undefined, undefined, undefined, argv, undefined) : undefined;
   }
   switch (known.kind) {
     case 'acquire': {
-      const ttlMs = integer(argv[1]);
-      return ttlMs === undefined || ttlMs === 0 ? undefined : { op: 'acquire', keys, token, ttlMs, byScript: true };
+      const ttlMs = integer(text(args[first + 1]));
+      return ttlMs === undefined || ttlMs === 0 ? undefined : acquire(keys, token, ttlMs, true);
     }
     case 'release':
-      return { op: 'release', keys, token };
+      return release(keys, token);
     case 'extend': {
-      const ttlMs = integer(argv[1]);
-      return ttlMs === undefined ? undefined : { op: 'extend', keys, token, ttlMs, library: known.library };
+      const ttlMs = integer(text(args[first + 1]));
+      return ttlMs === undefined ? undefined : extend(keys, token, ttlMs, known.library);
     }
   }
 }

@@ -3,9 +3,10 @@ import { WarnOnce } from '../sample/warn-once.js';
 import { bullmqWarning } from './bullmq.js';
 import { hookClient, trackerOf } from './hooks.js';
 import { resolveInstrumentOptions, type InstrumentOptions, type InstrumentWarningKind } from './options.js';
-import { LockTracker, type InstrumentStats } from './tracker.js';
+import type { InstrumentStats } from './stats.js';
+import { LockTracker } from './tracker.js';
 
-export type { InstrumentStats } from './tracker.js';
+export type { InstrumentStats } from './stats.js';
 export type { InstrumentOptions, InstrumentWarningKind } from './options.js';
 export { INSTRUMENT_DEFAULTS } from './options.js';
 

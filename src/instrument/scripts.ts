@@ -63,10 +63,16 @@ const TEXT_CACHE_BYTES = 256 * 1024;
 const bySha = new Map<string, ScriptInfo>();
 const byText = new Map<string, ScriptInfo>();
 let textBytes = 0;
+/** The last SHA1 found in neither map: a script of the service's own, sent on every lock, is not looked for twice. Reset when one is learnt. */
+let lastUnknownSha: string | undefined;
 
 /** A script sent by SHA1; `undefined` when neither known nor seen as text. */
 export function scriptOfSha(sha: string): ScriptInfo | undefined {
-  return KNOWN.get(sha) ?? bySha.get(sha.length === 40 ? sha.toLowerCase() : sha);
+  if (sha === lastUnknownSha) return undefined;
+  // Learnt SHA1s are kept in lower case, as clients send them: an upper-case one is lowered only when not found as it is.
+  const script = KNOWN.get(sha) ?? bySha.get(sha) ?? (sha.length === 40 ? bySha.get(sha.toLowerCase()) : undefined);
+  if (script === undefined) lastUnknownSha = sha;
+  return script;
 }
 
 /** The kind of a script sent by SHA1; `undefined` when neither known nor seen as text. */
@@ -86,7 +92,10 @@ export function scriptOfText(text: string): ScriptInfo {
   const sha = sha1(text);
   const known = KNOWN.get(sha) ?? bySha.get(sha);
   const script = known ?? BY_KIND[classify(text)];
-  if (known === undefined && bySha.size < MAX_LEARNT) bySha.set(sha, script);
+  if (known === undefined && bySha.size < MAX_LEARNT) {
+    bySha.set(sha, script);
+    lastUnknownSha = undefined;
+  }
   // UTF-8 bytes: at least what V8 keeps for the text, in either of its string encodings.
   const bytes = text.length <= MAX_TEXT_BYTES ? Buffer.byteLength(text, 'utf8') : Infinity;
   if (bytes <= MAX_TEXT_BYTES && textBytes + bytes <= TEXT_CACHE_BYTES) {

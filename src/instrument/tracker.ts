@@ -1,30 +1,16 @@
+import { epochMsAt } from '../clock.js';
+import { performance } from 'node:perf_hooks';
 import type { CompiledTemplate } from '../keys/pattern.js';
 import { ConfirmedPatterns } from '../sample/confirmed.js';
 import { releaseOutcome } from '../sample/outcome.js';
 import { patternCache, type PatternCache } from '../sample/pattern-cache.js';
 import type { LeaseLibrary, LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
+import type { InstrumentStats } from './stats.js';
 import { ByKey } from './by-key.js';
 import { attemptsWith, type Hold, type Waiting } from './entries.js';
 import { succeeded, type LockCommand } from './commands.js';
+import { InFlight } from './in-flight.js';
 import { Renewals } from './renewals.js';
-
-/** What an instrumented client saw, since it was instrumented. */
-export interface InstrumentStats {
-  /** Lock acquisitions seen won. */
-  acquired: number;
-  /** Samples handed to the recorder, by outcome. */
-  recorded: Record<Outcome, number>;
-  /** Holds and give-ups never confirmed as locks (a `SET NX` with no token-checked release on its pattern: a cache write), so not recorded. */
-  ignored: number;
-  /** Acquisitions not followed because `maxOpenLocks` were open already. */
-  untracked: number;
-  /** Holds open, attempts waiting and acquires awaiting their reply when the instrumentation was closed: never recorded. */
-  abandoned: number;
-  /** Locks held now, as far as this client saw. */
-  open: number;
-  /** Keys being retried now. */
-  waiting: number;
-}
 
 export interface TrackerOptions {
   /** Never throws (see `safeRecorder`). */
@@ -41,18 +27,18 @@ export interface TrackerOptions {
 
 const RECENTLY_ENDED = 1024;
 
-/**
- * What the tracker does with a lock command's reply (or error). `resent`: the
- * server did not have the script (NOSCRIPT) and its sender sends it again as
- * EVAL, which is followed on its own — this one tells nothing.
- */
-export type Settle = (reply: unknown, failed: boolean, resent?: boolean) => void;
+/** Whether a hold was won on `client`: a release's reply counts only from a server the lock was won on. */
+const isWonOn = (hold: Hold, client: number) => hold.wonOn === client || (Array.isArray(hold.wonOn) && hold.wonOn.includes(client));
 
 /**
  * Follows locks through the commands an instrumented client sends: opens a hold
  * when an acquire wins, closes it with the release's reply, and records one
  * sample per lock. A hold taken by a bare `SET NX` is a lock only once a
  * token-checked release was seen on its pattern; until then, nothing is recorded for it.
+ *
+ * It runs in the host's hot path (twice per lock command: sent, answered), so
+ * each command costs one object (the {@link LockCommand} itself) and one map lookup per key; a key's
+ * pattern is derived only where a lock is confirmed, once per key slot.
  */
 export class LockTracker {
   private readonly holds = new ByKey<Hold>();
@@ -65,7 +51,7 @@ export class LockTracker {
   private readonly ended = new Map<string, number>();
   private readonly patterns: PatternCache<string>;
   /** Acquires sent and not yet answered: at close(), an attempt whose outcome will never be followed. */
-  private readonly inFlight = new Set<Extract<LockCommand, { op: 'acquire' }>>();
+  private readonly inFlight = new InFlight();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   readonly counts: Omit<InstrumentStats, 'open' | 'waiting'> = {
@@ -84,14 +70,17 @@ export class LockTracker {
     return { ...this.counts, recorded: { ...this.counts.recorded }, open: this.holds.size, waiting: this.waiting.size };
   }
 
-  /** A lock command was sent at `sentMs`; `settle` is called with its reply (or error) when it arrives. */
-  sent(command: LockCommand, sentMs: number, client = 0): Settle | undefined {
+  /**
+   * A lock command was sent at `sentMs`: returns it, stamped, to hand to {@link settle} with its
+   * reply (or error), or `undefined` when there is nothing to follow.
+   */
+  sent(command: LockCommand, sentMs: number, client = 0): LockCommand | undefined {
     if (this.closed) return undefined;
     switch (command.op) {
       case 'acquire': {
         // Awaited replies count too: a client that never settles a command (a stuck offline queue) stays bounded.
         const open = this.holds.size + this.waiting.size + this.inFlight.size;
-        if (open >= this.options.maxOpenLocks && !this.waiting.find(command.keys[0]!, command.token)) {
+        if (open >= this.options.maxOpenLocks && !this.waiting.find(command.keys[0]!, command.token!)) {
           // Full. A cache's SET NX on a pattern never seen released is not a lock: no alarm for it.
           if (!command.byScript && !this.confirmed.has(this.patternOf(command.keys[0]!))) this.counts.ignored++;
           else {
@@ -101,35 +90,55 @@ export class LockTracker {
           return undefined;
         }
         this.inFlight.add(command);
-        return (reply, failed, resent) => {
-          this.inFlight.delete(command);
-          if (!resent) this.acquired(command, sentMs, client, reply, failed);
-        };
+        break;
       }
       case 'release':
-        return (reply, failed, resent) => resent || this.released(command.keys, command.token, client, sentMs, reply, failed);
       case 'extend':
-        return (reply, failed, resent) =>
-          !resent && !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, command.token, command.ttlMs, sentMs, client, command.library);
+        break;
       case 'script': {
         // An unknown script on a held lock's keys and token: ARGV[2] a TTL → extend, nothing more → release.
-        const [token, ttl, ...rest] = command.argv;
-        if (token === undefined || rest.length > 0 || !this.holds.find(command.keys[0]!, token)) return undefined;
-        if (ttl === undefined) return (reply, failed, resent) => resent || this.released(command.keys, token, client, sentMs, reply, failed);
-        const ttlMs = /^\d{1,15}$/.test(ttl) ? Number(ttl) : undefined;
-        if (ttlMs === undefined) return undefined;
-        return (reply, failed, resent) => !resent && !failed && succeeded(reply, command.keys.length) && this.extended(command.keys, token, ttlMs, sentMs, client, undefined);
+        const argv = command.argv!;
+        const token = argv[0];
+        if (token === undefined || argv.length > 2 || !this.holds.find(command.keys[0]!, token)) return undefined;
+        if (argv.length === 2 && !/^\d{1,15}$/.test(argv[1]!)) return undefined;
+        command.op = argv.length === 1 ? 'release' : 'extend';
+        command.token = token;
+        if (argv.length === 2) command.ttlMs = Number(argv[1]);
+        break;
       }
       case 'bullmq':
-        this.options.onBullmq(command.stalledKey);
+        this.options.onBullmq(command.stalledKey!);
         return undefined;
     }
+    command.sentMs = sentMs;
+    command.client = client;
+    return command;
   }
 
-  private acquired(command: Extract<LockCommand, { op: 'acquire' }>, sentMs: number, client: number, reply: unknown, failed: boolean): void {
+  /**
+   * A sent command's reply (or error: `failed`) came. `resent`: the server did
+   * not have the script (NOSCRIPT) and its sender sends it again as EVAL, which
+   * is followed on its own — this one tells nothing.
+   */
+  settle(command: LockCommand, reply: unknown, failed: boolean, resent: boolean): void {
+    const { op, keys, token } = command;
+    if (op === 'acquire') {
+      this.inFlight.remove(command);
+      if (!resent) this.acquired(command, reply, failed);
+    } else if (resent) return;
+    else if (op === 'release') this.released(keys, token, command.client!, command.sentMs!, reply, failed);
+    else if (!failed && succeeded(reply, keys.length)) this.extended(keys, token, command.ttlMs!, command.sentMs!, command.client!, command.library);
+  }
+
+  private acquired(command: LockCommand, reply: unknown, failed: boolean): void {
     if (this.closed) return; // a reply that arrives after close() starts nothing (nothing would ever end it)
     const now = performance.now();
-    const { keys, token, ttlMs, byScript } = command;
+    const { keys } = command;
+    const token = command.token!;
+    const ttlMs = command.ttlMs!;
+    const byScript = command.byScript!;
+    const sentMs = command.sentMs!;
+    const client = command.client!;
     if (client !== this.lastServer) {
       this.servers.add(client);
       this.lastServer = client;
@@ -147,14 +156,14 @@ export class LockTracker {
         before.lastMs = now;
         before.failedWithError = failed;
       } else {
-        const at = Date.now() - (now - sentMs);
+        const at = epochMsAt(sentMs);
         this.waiting.add({ key: keys[0]!, token, older: undefined, at, firstMs: sentMs, attempts: 1, perClient: undefined, firstClient: client, lastMs: now, failedWithError: failed, byScript, ttlMs });
       }
       this.arm();
       return;
     }
     if (before) this.waiting.remove(before);
-    const at = before?.at ?? Date.now() - (now - sentMs);
+    const at = before?.at ?? epochMsAt(sentMs);
     const firstMs = before?.firstMs ?? sentMs;
     for (const key of keys) {
       // Not added twice: the same lock won on another Redis (Redlock's quorum) is counted once.
@@ -188,8 +197,9 @@ export class LockTracker {
     const now = performance.now();
     const all = !failed && succeeded(reply, keys.length);
     for (const key of keys) {
+      const slot = this.holds.slotOf(key);
       // A release sent where the lock was never won (a server that voted against it) tells nothing.
-      const hold = this.holds.take(key, token, (h) => h.wonOn === client || (Array.isArray(h.wonOn) && h.wonOn.includes(client)));
+      const hold = slot === undefined ? undefined : this.holds.takeFrom(slot, token, isWonOn, client);
       if (!hold) continue;
       if (this.servers.size > 1) {
         this.ended.set(`${key}\u0000${hold.token}`, now);
@@ -197,8 +207,8 @@ export class LockTracker {
       }
       // A plain DEL proves nothing about a lock; a token-checked release proves its pattern is one.
       if (token !== undefined) {
-        if (!hold.byScript) this.confirmed.confirm(this.patternOf(key));
-      } else if (!this.isLock(hold)) {
+        if (!hold.byScript && !slot!.lockPattern) slot!.lockPattern = this.confirmed.confirm(this.patternOf(key));
+      } else if (!hold.byScript && !slot!.lockPattern && !(slot!.lockPattern = this.confirmed.has(this.patternOf(key)))) {
         this.counts.ignored++;
         continue;
       }
@@ -259,8 +269,8 @@ export class LockTracker {
     this.sweep();
     this.closed = true;
     const unanswered = new Set<string>();
-    for (const { keys, token } of this.inFlight) {
-      if (!this.holds.find(keys[0]!, token) && !this.waiting.find(keys[0]!, token)) unanswered.add(`${keys[0]}\u0000${token}`);
+    for (const { keys, token } of this.inFlight.all()) {
+      if (!this.holds.find(keys[0]!, token!) && !this.waiting.find(keys[0]!, token!)) unanswered.add(`${keys[0]}\u0000${token}`);
     }
     this.counts.abandoned += this.holds.size + this.waiting.size + unanswered.size;
     this.inFlight.clear();

@@ -69,6 +69,13 @@ describe('reading commands', () => {
     expect(verbOf('get')).toBeUndefined();
     expect(verbOf('hset')).toBeUndefined();
     expect(verbOf(undefined)).toBeUndefined();
+    // Names and options in lower or upper case, as clients send them; a mixed case is not read (it never was).
+    expect([verbOf('evalsha'), verbOf('EVALSHA'), verbOf('unlink'), verbOf('PEXPIRE'), verbOf('script')]).toEqual(['evalsha', 'evalsha', 'del', 'pexpire', 'script']);
+    expect([verbOf('Set'), verbOf('sets'), verbOf('evalsha_ro'), verbOf('pexpireat')]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(read('set', 'k', 't', 'Nx', 'PX', 100)).toBeUndefined();
+    expect(read('set', 'k', 't', 'NX', 'pX', 100)).toBeUndefined();
+    expect(read('set', 'k', 't', 'NX', 'PXat', 1_000_500)).toBeUndefined();
+    expect(read('set', 'k', 't', 'nx', 'exat', 1001)).toMatchObject({ op: 'acquire', ttlMs: 1000 });
   });
 
   it("skips our own lock's tokens: RedisLock records its locks itself", () => {
