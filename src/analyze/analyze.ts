@@ -58,10 +58,8 @@ export interface Analysis {
 export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}): Analysis {
   const policy = resolveRecommendationPolicy(options);
   if (dbPaths.length === 0) throw new ConfigError('Expected at least one samples database');
+  checkWindow(options.sinceMs, options.untilMs);
   const { sinceMs, untilMs } = options;
-  if (sinceMs !== undefined && untilMs !== undefined && sinceMs >= untilMs) {
-    throw new ConfigError(`Expected \`since\` (${new Date(sinceMs).toISOString()}) to be before \`until\` (${new Date(untilMs).toISOString()})`);
-  }
 
   const reader = new RollupReader(dbPaths, { sinceMs, untilMs, patterns: options.patterns ?? [] });
   const patterns: PatternAnalysis[] = [];
@@ -89,6 +87,24 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     reader.close();
   }
 
+  return assembleAnalysis({ patterns, unconfirmed, held, gaps, notes: reader.notes, unreadable, sources: dbPaths.map(displayPath) }, policy, options);
+}
+
+/** What a source's patterns came to, before the analysis is put together. */
+export interface AnalysisParts {
+  patterns: PatternAnalysis[];
+  unconfirmed: UnconfirmedPattern[];
+  held: HeldData | undefined;
+  gaps: ObservedGap[];
+  notes: readonly AnalysisWarning[];
+  unreadable: ReadonlyMap<string, number>;
+  sources: string[];
+}
+
+/** The analysis of a source's summaries: sorted worst first, with its window and warnings (any source: databases, Prometheus). */
+export function assembleAnalysis(parts: AnalysisParts, policy: RecommendationPolicy, options: AnalyzeOptions): Analysis {
+  const { patterns, unconfirmed, held, gaps, unreadable } = parts;
+  const { sinceMs, untilMs } = options;
   patterns.sort(
     (a, b) => compareVerdicts(a.verdict, b.verdict) || b.count - a.count || a.pattern.localeCompare(b.pattern),
   );
@@ -97,7 +113,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
   const spans = patterns.length > 0 ? patterns : unconfirmed;
   const fromMs = spans.length ? Math.min(...spans.map((p) => p.firstMs)) : 0;
   const toMs = spans.length ? Math.max(...spans.map((p) => p.lastMs)) : 0;
-  const warnings: AnalysisWarning[] = [...reader.notes];
+  const warnings: AnalysisWarning[] = [...parts.notes];
   if (unreadable.size > 0) {
     warnings.push({ kind: 'unreadable-rows', rows: [...unreadable.values()].reduce((a, b) => a + b, 0), patterns: [...unreadable.keys()] });
   }
@@ -112,13 +128,20 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     window: { fromMs, toMs },
     requested: { sinceMs, untilMs },
     policy,
-    sources: dbPaths.map(displayPath),
+    sources: parts.sources,
     ...(held ? { held } : {}),
     patterns,
     unconfirmed: unconfirmed.sort((a, b) => b.expired - a.expired || a.pattern.localeCompare(b.pattern)),
     warnings,
     gaps,
   };
+}
+
+/** Throws {@link ConfigError} for a window that ends before it starts. */
+export function checkWindow(sinceMs: number | undefined, untilMs: number | undefined): void {
+  if (sinceMs !== undefined && untilMs !== undefined && sinceMs >= untilMs) {
+    throw new ConfigError(`Expected \`since\` (${new Date(sinceMs).toISOString()}) to be before \`until\` (${new Date(untilMs).toISOString()})`);
+  }
 }
 
 /** A path as reports may show it: they travel (into pull requests), local directories should not. */

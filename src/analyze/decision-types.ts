@@ -48,7 +48,9 @@ export type HoldReason =
   | { kind: 'short-window'; spanMs: number; minWindowMs: number }
   | { kind: 'under-min-change'; changePercent: number; minChangePercent: number }
   /** A template entry several data patterns share: `other` needs a TTL this pattern's move would not give it. */
-  | { kind: 'shared-entry'; other: string; otherMs: number };
+  | { kind: 'shared-entry'; other: string; otherMs: number }
+  /** The p99 falls in a histogram's `+Inf` bucket: above `lastBoundMs`, by how much the buckets cannot say. */
+  | { kind: 'beyond-buckets'; lastBoundMs: number };
 
 /** What `apply` does with this pattern's TTL. */
 export type ApplyStep = { kind: 'keep' } | { kind: 'write'; toMs: number } | { kind: 'hold'; toMs: number; why: HoldReason };
@@ -93,7 +95,25 @@ export type Finding =
   | { kind: 'lease-at-risk'; lease: LeaseAnalysis; atRisk: number; ranOut: number; holds: number; minMarginMs: number; latestLateMs: number; ttlMs: number; recommendedTtlMs: number }
   /** The lease is far longer than lateness needs: a crashed holder blocks the others that long. */
   | { kind: 'lease-too-long'; ttlMs: number; recommendedTtlMs: number; p999LateMs: number }
-  | { kind: 'insufficient-renewals'; renewals: number; neededCount: number };
+  | { kind: 'insufficient-renewals'; renewals: number; neededCount: number }
+  /** The p99 came from histogram buckets (a Prometheus source): it lies in (lowMs, highMs]; the figures use highMs. */
+  | { kind: 'resolution'; bucket: P99Bucket }
+  /** The p99 is above the last finite bucket bound: no recommendation (see `HoldReason` `beyond-buckets`). */
+  | { kind: 'beyond-buckets'; lastBoundMs: number };
+
+/**
+ * Where the p99 lies when the hold times come as histogram buckets (a Prometheus source) and
+ * not as our own fine histograms: the bucket (lowMs, highMs] its rank falls in. `highMs` null:
+ * the `+Inf` bucket, above the last finite bound `lowMs`.
+ */
+export interface P99Bucket {
+  lowMs: number;
+  highMs: number | null;
+  /** The p99 as PromQL's `histogram_quantile` reads the same counts: linear within the bucket (ms). */
+  estimateMs?: number;
+  /** A native histogram's schema: its buckets are 2^(2^-schema) apart. Absent for classic buckets. */
+  nativeSchema?: number;
+}
 
 export interface Decision {
   verdict: Verdict;
@@ -134,6 +154,8 @@ export interface DecisionFacts {
   expiredHoldsMs?: number[];
   /** The pattern's holds are renewed (a lease): decided from renewal lateness (see `lease.ts`). */
   lease?: LeaseAnalysis | undefined;
+  /** The hold times came as histogram buckets: the p99's bucket (see {@link P99Bucket}). */
+  p99Bucket?: P99Bucket | undefined;
 }
 
 /** The shape of a recommendation this module needs: the rule's floor, step and multiplier. */

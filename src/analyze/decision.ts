@@ -23,6 +23,7 @@ export * from './decision-types.js';
 /** The decision for one pattern's data and one TTL. */
 export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, options: DecisionOptions = DECISION_DEFAULTS): Decision {
   if (p.lease) return decideLease(p, p.lease, judged, rule, options);
+  if (p.p99Bucket?.highMs === null) return refuseBeyondBuckets(p, judged, p.p99Bucket.lowMs, options);
   const ttlMs = judged.ttlMs;
   const recommendedTtlMs = judged.coverMs === undefined ? p.recommendedTtlMs : Math.max(p.recommendedTtlMs, roundUp(judged.coverMs, rule.stepMs));
   const insufficient = p.holdCount < MIN_SAMPLES_FOR_P99;
@@ -87,6 +88,7 @@ export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, op
     findings.push({ kind: 'censored', censored: p.censored, p99Ms: p.holdMs.p99, p99CeilingMs: ceiling, recommendedTtlMs, ceilingTtlMs });
   }
   if (expirations.covered > 0) findings.push({ kind: 'resolved', count: expirations.covered, inUseTtlMs: p.ttl.currentMs });
+  if (p.p99Bucket) findings.push({ kind: 'resolution', bucket: p.p99Bucket });
   if (closingFindings(p, judged, findings)) warns = true;
   return {
     verdict,
@@ -96,6 +98,30 @@ export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, op
     expirations,
     apply,
     level: fails ? 'fail' : warns ? 'warn' : 'info',
+    findings,
+  };
+}
+
+/**
+ * No recommendation where the p99 lies above the last finite histogram bucket: it could be any
+ * length beyond it, and a TTL from the bound would be below the truth. `apply` leaves the TTL
+ * (a human decides, or finer buckets), so `check` fails only with --fail-on-insufficient-data.
+ */
+function refuseBeyondBuckets(p: DecisionFacts, judged: JudgedTtl, lastBoundMs: number, options: DecisionOptions): Decision {
+  const findings: Finding[] = [];
+  if (judged.source === 'default') findings.push({ kind: 'not-in-policy', defaultTtlMs: judged.ttlMs });
+  findings.push({ kind: 'beyond-buckets', lastBoundMs });
+  const why: HoldReason = judged.pinned ? { kind: 'pinned', reason: judged.reason } : { kind: 'beyond-buckets', lastBoundMs };
+  closingFindings(p, judged, findings);
+  const expired = p.outcomes.expired;
+  return {
+    verdict: 'insufficient-data',
+    recommendedTtlMs: p.recommendedTtlMs,
+    atLeast: true,
+    insufficient: true,
+    expirations: { total: expired, covered: 0, fixable: 0, beyond: 0, unseen: expired },
+    apply: { kind: 'hold', toMs: judged.ttlMs, why },
+    level: options.failOnInsufficientData && !judged.pinned ? 'fail' : 'warn',
     findings,
   };
 }

@@ -10,7 +10,7 @@ import type { HourRow } from './read-rollups.js';
 import { recommendTtl, type RecommendationPolicy } from './recommend.js';
 import { riskOf, type Risk } from './risk.js';
 import type { Verdict } from './verdict.js';
-import { decide, type Decision } from './decision.js';
+import { decide, type Decision, type P99Bucket } from './decision.js';
 import { analyzeLease, LeaseReader, type LeaseAnalysis } from './lease.js';
 
 export interface HourlyPoint {
@@ -107,6 +107,8 @@ export interface PatternAnalysis {
    * reads them when some expired): `check` judges them against a policy's TTL.
    */
   expiredHoldsMs?: number[];
+  /** Hold times read as histogram buckets (Prometheus): the bucket the p99 lies in; absent for our own histograms. */
+  p99Bucket?: P99Bucket;
 }
 
 /** A wait p99 above this (ms), or more than {@link CONTENTION_NOT_ACQUIRED_RATE} failed acquisitions, suggests a too-broad key. */

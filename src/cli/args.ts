@@ -1,12 +1,13 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { analyze, type Analysis } from '../analyze/analyze.js';
+import { analyze, type Analysis, type AnalyzeOptions } from '../analyze/analyze.js';
 import { ConfigError, TtlAdvisorError } from '../errors.js';
 import { globMatcher } from '../keys/glob.js';
 import { DEFAULT_DB_PATH } from '../record/recorder-options.js';
 import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS, WEEK_MS } from '../units.js';
 import type { Io } from './io.js';
+import { addPrometheusOptions, analyzePrometheus, refuseWithoutPrometheus, type PrometheusCliOptions } from './prometheus.js';
 
 /** A commander parser for a number > 0; the error names the flag. */
 export function positiveNumber(name: string) {
@@ -111,7 +112,7 @@ export function dbOption(): Option {
 }
 
 /** The options every command that analyses samples shares with `report`. */
-export interface AnalysisOptions {
+export interface AnalysisOptions extends PrometheusCliOptions {
   db?: string[];
   since?: string;
   until?: string;
@@ -124,7 +125,7 @@ export interface AnalysisOptions {
 
 /** Adds {@link AnalysisOptions} to a command. */
 export function addAnalysisOptions(command: Command): Command {
-  return command
+  command
     .addOption(dbOption())
     .option('--since <time>', 'only samples from this time: ISO date/time, epoch ms, or a duration ago like 48h')
     .option('--until <time>', 'only samples before this time (same forms as --since)')
@@ -137,14 +138,15 @@ export function addAnalysisOptions(command: Command): Command {
         .default('p99'),
     )
     .option('--pattern <glob>', 'only patterns matching this glob; repeat for several', collect);
+  return addPrometheusOptions(command);
 }
 
-/** Runs the analysis the options ask for. */
-export function runAnalysis(options: AnalysisOptions, io: Io): Analysis {
+/** Runs the analysis the options ask for: from samples databases, or from Prometheus (`--prometheus`). */
+export async function runAnalysis(options: AnalysisOptions, io: Io): Promise<Analysis> {
   const now = io.now();
   const sinceMs = options.since === undefined ? undefined : parseTime(options.since, '--since', now);
   const untilMs = options.until === undefined ? undefined : parseTime(options.until, '--until', now);
-  return analyze(expandDbPaths(options.db ?? [DEFAULT_DB_PATH]), {
+  const analyzeOptions: AnalyzeOptions = {
     sinceMs,
     untilMs,
     multiplier: options.multiplier,
@@ -153,5 +155,8 @@ export function runAnalysis(options: AnalysisOptions, io: Io): Analysis {
     cover: options.cover,
     patterns: options.pattern,
     nowMs: now,
-  });
+  };
+  if (options.prometheus !== undefined) return analyzePrometheus(options, analyzeOptions, now);
+  refuseWithoutPrometheus(options);
+  return analyze(expandDbPaths(options.db ?? [DEFAULT_DB_PATH]), analyzeOptions);
 }

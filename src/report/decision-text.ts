@@ -1,4 +1,4 @@
-import type { Decision, Finding, HoldReason } from '../analyze/decision.js';
+import type { Decision, Finding, HoldReason, P99Bucket } from '../analyze/decision.js';
 import type { UnconfirmedPattern } from '../analyze/hints.js';
 import { formatCount, formatMs, formatSpan } from '../units.js';
 import { leaseText, ranOutText } from './lease-text.js';
@@ -36,6 +36,8 @@ export function holdReasonText(why: HoldReason, text: (s: string) => string = (s
       return `under --min-change: ${why.changePercent.toFixed(1)} % < ${why.minChangePercent} %`;
     case 'shared-entry':
       return `the entry is shared with ${text(why.other)}, which needs ${formatMs(why.otherMs)}`;
+    case 'beyond-buckets':
+      return beyondBucketsText(why.lastBoundMs);
   }
 }
 
@@ -128,6 +130,10 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
       return `${formatCount(f.count)} expiration(s) under the ${formatMs(f.inUseTtlMs)} in use are covered by the policy's TTL.`;
     case 'deploy-pending':
       return `Deploy pending: ${formatMs(f.inUseTtlMs)} in use.`;
+    case 'resolution':
+      return resolutionText(f.bucket);
+    case 'beyond-buckets':
+      return `${beyondBucketsText(f.lastBoundMs)}: no recommendation. Buckets up to the longest holds (or a native histogram) would say.`;
     case 'contended':
       return (
         `Contended: wait p99 ${formatMs(f.waitP99Ms)}, ${(f.notAcquiredRate * 100).toFixed(1)} % not acquired — the key is probably too broad.`
@@ -146,10 +152,32 @@ export function unconfirmedText(u: UnconfirmedPattern): string {
   return `${what} — a lock whose every hold outlives its TTL, or a cache the lock glob also matches (narrow \`--match\` to exclude it).`;
 }
 
+/** The refusal, in the one wording every output shares: "p99 is above 10 s, the last bucket: the buckets cannot say how far". */
+export function beyondBucketsText(lastBoundMs: number): string {
+  return `p99 is above ${formatMs(lastBoundMs)}, the last bucket: the buckets cannot say how far`;
+}
+
+/** How finely histogram buckets resolve the p99: "p99 between 15 ms and 20 ms (…)". */
+export function resolutionText(b: P99Bucket): string {
+  if (b.highMs === null) return beyondBucketsText(b.lowMs) + '.';
+  const layout =
+    b.nativeSchema === undefined
+      ? 'a histogram bucket'
+      : `a native histogram of schema ${b.nativeSchema}: its buckets are ${(nativeWidth(b.nativeSchema) * 100).toPrecision(2)} % wide`;
+  const estimate = b.estimateMs === undefined ? '' : `; histogram_quantile would say ${formatMs(b.estimateMs)}`;
+  return `p99 between ${formatMs(b.lowMs)} and ${formatMs(b.highMs)} (${layout}; the figures use its upper bound, never below the truth${estimate}).`;
+}
+
+function nativeWidth(schema: number): number {
+  return 2 ** (2 ** -schema) - 1;
+}
+
 /** What the recommendation column shows: `≥ 3 s` for a lower bound; for too little data, the need instead. */
 export function recommendationText(d: Decision, holdCount: number, neededCount: number): { text: string; advice: boolean } {
   const renewals = d.findings.find((f) => f.kind === 'insufficient-renewals');
   if (renewals) return { text: `${formatCount(renewals.renewals)} of ${formatCount(renewals.neededCount)} renewals`, advice: false };
+  const beyond = d.findings.find((f) => f.kind === 'beyond-buckets');
+  if (beyond) return { text: `none: p99 > ${formatMs(beyond.lastBoundMs)}`, advice: false };
   if (d.insufficient) return { text: `${formatCount(holdCount)} of ${formatCount(neededCount)} hold times`, advice: false };
   return { text: bound(d.recommendedTtlMs, d.atLeast), advice: true };
 }

@@ -5,7 +5,7 @@ import { escapeHtml, printable } from '../text.js';
 import { formatCount, formatMs, formatTime } from '../units.js';
 import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
 import { hintSentences, warningSentences } from './hint-text.js';
-import { bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
+import { beyondBucketsText, bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
 import { describeRun } from './markdown.js';
 import { leaseLatenessSpec, leaseMarginSpec } from './lease-charts.js';
 import { leaseFormulaText } from './lease-text.js';
@@ -118,6 +118,8 @@ function formula(p: PatternAnalysis, analysis: Analysis): string {
     if (p.decision.insufficient) return `A lease (renewed while held): no advice yet, ${formatCount(l.renewals)} of ${formatCount(MIN_SAMPLES_FOR_P99)} renewals needed.`;
     return `A lease (renewed while held), advised from renewal lateness: ${prose(leaseFormulaText(l, floorMs))}`;
   }
+  const beyond = p.decision.findings.find((f) => f.kind === 'beyond-buckets');
+  if (beyond) return `No recommendation: ${beyondBucketsText(beyond.lastBoundMs)}.`;
   if (p.decision.insufficient) {
     return `No recommendation yet: ${formatCount(p.holdCount)} of ${formatCount(MIN_SAMPLES_FOR_P99)} hold times needed for a p99 at 95 % confidence.`;
   }
@@ -137,7 +139,7 @@ function notes(p: PatternAnalysis): string {
 }
 
 /** Findings worth a line in a pattern's section (the verdict and the risk sentences say the rest). */
-const SECTION_FINDINGS: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long', 'insufficient-renewals']);
+const SECTION_FINDINGS: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long', 'insufficient-renewals', 'resolution']);
 
 async function patternSection(p: PatternAnalysis, index: number, analysis: Analysis): Promise<string> {
   const [distribution, hourly] = await Promise.all([renderSvg(distributionSpec(p)), renderSvg(hourlySpec(p))]);

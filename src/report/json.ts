@@ -50,6 +50,8 @@ export function renderJson(analysis: Analysis): string {
       // The p99 if every censored hold ran on for ever; null: no upper bound (over 1 % censored). Absent when p99 is exact.
       ...(p.p99CeilingMs !== undefined && { p99CeilingMs: p.p99CeilingMs === null ? null : r3(p.p99CeilingMs) }),
       p99UpperBoundMs: p.p99UpperBoundMs === undefined ? null : r3(p.p99UpperBoundMs),
+      // Read from histogram buckets (Prometheus): the p99 lies in (lowMs, highMs]; highMs null: above the last bucket.
+      ...(p.p99Bucket && { p99Bucket: { ...p.p99Bucket } }),
       // null when no lock of the pattern had its wait measured (all seen by `watch`)
       waitP50Ms: p.waitCount === 0 ? null : r3(p.waitMs.p50),
       waitP99Ms: p.waitCount === 0 ? null : r3(p.waitMs.p99),

@@ -77,4 +77,4 @@ export function renderMarkdown(analysis: Analysis): string {
 }
 
 /** Findings the table cannot show: holds beyond the rule, holds not seen to end, a lease's advice. */
-const NOTED: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long']);
+const NOTED: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long', 'resolution', 'beyond-buckets']);

@@ -29,10 +29,10 @@ export function registerApply(program: Command, io: Io): void {
     .option('--dry-run', 'print the diff without writing')
     .addOption(minWindowOption('move no TTL on a pattern whose data spans less than this', DEFAULT_APPLY_MIN_WINDOW_MS))
     .option('--min-change <percent>', 'leave TTLs alone whose recommendation differs by less than this', nonNegativeNumber('--min-change'), DEFAULT_APPLY_MIN_CHANGE_PERCENT)
-    .action((options: ApplyCommandOptions) => {
+    .action(async (options: ApplyCommandOptions) => {
       const policy = loadTtlPolicy(options.policy);
       const before = readFileSync(options.policy, 'utf8');
-      const analysis = runAnalysis(options, io);
+      const analysis = await runAnalysis(options, io);
       for (const warning of warningSentences(analysis)) io.stderr(`warning: ${warning}\n`);
       const { document, changes, skipped } = applyRecommendations(analysis, policy, { minChangePercent: options.minChange, minWindowMs: options.minWindow });
       // Every recommendation left out, and why: "no changes" must not read as "the data agrees".

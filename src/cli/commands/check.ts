@@ -35,9 +35,9 @@ export function registerCheck(program: Command, io: Io, state: RunState): void {
     // The same evidence rules as apply, so that check fails only on what apply would change.
     .option('--min-change <percent>', 'moves smaller than this neither fail nor warn, unless locks expired (as in apply)', nonNegativeNumber('--min-change'), DEFAULT_APPLY_MIN_CHANGE_PERCENT)
     .addOption(minWindowOption('a TTL moves only on data spanning at least this (as in apply)', DEFAULT_APPLY_MIN_WINDOW_MS))
-    .action((options: CheckCommandOptions) => {
+    .action(async (options: CheckCommandOptions) => {
       const policy = loadTtlPolicy(options.policy);
-      const analysis = runAnalysis(options, io);
+      const analysis = await runAnalysis(options, io);
       const result = checkPolicy(analysis, policy, {
         strict: options.strict,
         failOnInsufficientData: options.failOnInsufficientData,

@@ -25,9 +25,9 @@ export function registerInit(program: Command, io: Io): void {
   )
     .option('--policy <file>', 'the TTL policy file to create', DEFAULT_POLICY_PATH)
     .addOption(minWindowOption('leave out patterns whose data spans less than this', DEFAULT_APPLY_MIN_WINDOW_MS))
-    .action((options: InitCommandOptions) => {
+    .action(async (options: InitCommandOptions) => {
       refuseExisting(options.policy);
-      const analysis = runAnalysis(options, io);
+      const analysis = await runAnalysis(options, io);
       // The same evidence rules as apply, against an empty policy: every pattern is new.
       const { document, changes, skipped } = applyRecommendations(analysis, new TtlPolicy({ locks: {} }), {
         minChangePercent: 0,

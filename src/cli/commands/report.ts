@@ -1,6 +1,8 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ConfigError } from '../../errors.js';
+import { findingText } from '../../report/decision-text.js';
 import { nothingMatchedText, warningSentences } from '../../report/hint-text.js';
+import { printable } from '../../text.js';
 import { REPORT_FORMATS, type ReportFormat } from '../../report/index.js';
 import { writeReports } from '../../report/write-reports.js';
 import { addAnalysisOptions, runAnalysis, type AnalysisOptions } from '../args.js';
@@ -35,7 +37,7 @@ export function registerReport(program: Command, io: Io): void {
     .action(async (options: ReportOptions) => {
       const progress = (line: string) => io.isTty && !options.quiet && io.stderr(`\r\u001b[2K${line}`);
       progress('reading samples…');
-      const analysis = runAnalysis(options, io);
+      const analysis = await runAnalysis(options, io);
       if (analysis.held && analysis.held.samples > 0) {
         // The window or the patterns missed the data: earlier reports stay as they are.
         progress('');
@@ -47,6 +49,9 @@ export function registerReport(program: Command, io: Io): void {
       if (options.quiet) return;
       for (const warning of warningSentences(analysis)) io.stderr(`warning: ${warning}\n`);
       io.stdout(renderTable(analysis));
+      // Read from histogram buckets (Prometheus): how finely they resolve each p99, or why there is no advice.
+      const resolution = analysis.patterns.flatMap((p) => p.decision.findings.filter((f) => f.kind === 'resolution' || f.kind === 'beyond-buckets').map((f) => `${printable(p.pattern)}: ${findingText(f)}\n`));
+      if (resolution.length > 0) io.stdout(`\n${resolution.join('')}`);
       io.stdout(`\nwrote ${written.join(', ')}\n`);
     });
 }

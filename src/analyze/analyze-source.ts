@@ -1,0 +1,61 @@
+import type { SourceBucket, SourceData, SourcePattern } from '../source/types.js';
+import { nearestRank } from '../store/histogram/buckets.js';
+import { assembleAnalysis, checkWindow, type Analysis, type AnalyzeOptions } from './analyze.js';
+import { decide, type P99Bucket } from './decision.js';
+import { resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
+import { summarize, type PatternAnalysis } from './summarize.js';
+
+/**
+ * The analysis of data read from a source other than samples databases (Prometheus): the same
+ * summary and the ONE decision per pattern, so report, check, apply and init work unchanged; each
+ * pattern also carries the bucket its p99 lies in (`p99Bucket`), and a p99 above the last finite
+ * bucket is refused a recommendation.
+ */
+export function analyzeSource(data: SourceData, options: AnalyzeOptions = {}): Analysis {
+  const policy = resolveRecommendationPolicy(options);
+  checkWindow(options.sinceMs, options.untilMs);
+  const patterns = data.patterns.map((p) => analyzePattern(p, policy));
+  return assembleAnalysis({ patterns, unconfirmed: [], held: undefined, gaps: [], notes: [], unreadable: new Map(), sources: [data.source] }, policy, options);
+}
+
+function analyzePattern(source: SourcePattern, policy: RecommendationPolicy): PatternAnalysis {
+  const summary = summarize(source.pattern, source.rows, policy);
+  const bucket = p99BucketOf(source);
+  if (!bucket) return summary;
+  // Above the last bound the figure is the bound: a lower bound, said as `≥`.
+  const holdLowerBound = bucket.highMs === null ? { ...summary.holdLowerBound, p99: true } : summary.holdLowerBound;
+  const facts = { ...summary, p99Bucket: bucket, holdLowerBound };
+  const decision = decide(facts, { ttlMs: summary.ttl.currentMs, source: 'in-use' }, policy);
+  return { ...facts, verdict: decision.verdict, decision };
+}
+
+/**
+ * The bucket the p99's nearest rank falls in, over the window; undefined without hold times. With
+ * it, what PromQL's `histogram_quantile` would say of the same counts (linear within the bucket):
+ * computed here from the exact counts, because `histogram_quantile` over `increase(…[window])`
+ * gets extrapolated counts, and NaN for series born within the window whose buckets then stood still.
+ */
+export function p99BucketOf(source: Pick<SourcePattern, 'holdBuckets' | 'layout'>): P99Bucket | undefined {
+  const buckets: readonly SourceBucket[] = source.holdBuckets;
+  const total = buckets.reduce((n, b) => n + b.count, 0);
+  if (total === 0) return undefined;
+  const rank = nearestRank(99, total);
+  let seen = 0;
+  let lastFiniteMs = 0;
+  for (const b of buckets) {
+    const below = seen;
+    seen += b.count;
+    if (Number.isFinite(b.highMs)) lastFiniteMs = b.highMs;
+    if (seen < rank) continue;
+    const extra = {
+      // Native histograms interpolate otherwise (exponentially) in PromQL: no figure said for them.
+      ...(Number.isFinite(b.highMs) && source.layout.kind === 'classic' ? { estimateMs: b.lowMs + ((b.highMs - b.lowMs) * (0.99 * total - below)) / b.count } : {}),
+      ...(source.layout.kind === 'native' ? { nativeSchema: source.layout.schema } : {}),
+    };
+    if (Number.isFinite(b.highMs)) return { lowMs: b.lowMs, highMs: b.highMs, ...extra };
+    // The +Inf bucket: above the last finite bound of the layout (the buckets seen may stop lower).
+    const last = source.layout.kind === 'classic' ? (source.layout.boundsMs.at(-1) ?? lastFiniteMs) : Math.max(lastFiniteMs, b.lowMs);
+    return { lowMs: last, highMs: null, ...extra };
+  }
+  return undefined;
+}

@@ -1,0 +1,172 @@
+import { globMatcher } from '../keys/glob.js';
+import { encodeRollup } from '../store/histogram/codec.js';
+import { Histogram } from '../store/histogram/histogram.js';
+import { HOUR_MS } from '../units.js';
+import type { PrometheusClient, PromSeries } from './prometheus-client.js';
+import { hourlyBuckets, hourlyCounter, hourlyGauge, hourlyNative, metricNames, labelName } from './promql.js';
+import { parseNative } from './native.js';
+import type { BucketLayout, SourceBucket, SourceData, SourceHourRow, SourcePattern } from './types.js';
+
+/** Options of {@link readPrometheus}. */
+export interface PrometheusReadOptions {
+  /** The window (epoch ms); hours are whole, as the samples database's are. */
+  sinceMs: number;
+  untilMs: number;
+  /** A team's own hold-time histogram (seconds). @default ours, in either spelling */
+  metric?: string | undefined;
+  /** The label that names the key pattern. @default 'pattern' */
+  patternLabel?: string | undefined;
+  /** Globs over pattern names; none means every pattern. */
+  patterns?: readonly string[] | undefined;
+}
+
+/** Per pattern and hour: what the queries said. */
+interface Hour {
+  buckets: Map<number, number>;
+  native: SourceBucket[] | undefined;
+  nativeCount: number;
+  holdSumS: number;
+  wait: Map<number, number>;
+  outcomes: Map<string, number>;
+  ttlS: number | undefined;
+}
+
+const OUTCOMES = ['released', 'expired', 'not_acquired', 'error', 'lost'] as const;
+
+/**
+ * Reads the hold-time histograms (classic or native), the outcomes and the TTL in use from a
+ * Prometheus-compatible API, per pattern and hour, into the store's rollup layout: each bucket's
+ * count sits at the bucket's upper bound, so every percentile read from it is at or above the
+ * truth, and the bucket it falls in is its resolution. Counts are exact (see `hourlyGrowth`).
+ */
+export async function readPrometheus(client: PrometheusClient, options: PrometheusReadOptions): Promise<SourceData> {
+  const names = metricNames(options.metric);
+  const label = labelName(options.patternLabel ?? 'pattern');
+  const firstHour = Math.floor(options.sinceMs / HOUR_MS) * HOUR_MS;
+  const endHour = Math.max(firstHour + HOUR_MS, Math.ceil(options.untilMs / HOUR_MS) * HOUR_MS);
+  // Evaluated at each hour's end: a value at t is the hour (t − 1 h, t].
+  const range = (promql: string) => client.queryRange(promql, firstHour + HOUR_MS, endHour, HOUR_MS / 1000);
+  const [classic, native, sums, outcomes, wait, ttl] = await Promise.all([
+    range(hourlyBuckets(names.hold, label)),
+    range(hourlyNative(names.hold, label)),
+    range(hourlyCounter(`${names.hold}_sum`, label)),
+    names.outcomes ? range(hourlyCounter(names.outcomes, label, 'outcome')) : [],
+    names.wait ? range(hourlyBuckets(names.wait, label)) : [],
+    names.ttl ? range(hourlyGauge(names.ttl, label)) : [],
+  ]);
+
+  const matchers = (options.patterns ?? []).map(globMatcher);
+  const hours = new Map<string, Map<number, Hour>>();
+  const hourOf = (series: PromSeries, t: number): Hour | undefined => {
+    const pattern = series.metric[label];
+    if (pattern === undefined || (matchers.length > 0 && !matchers.some((m) => m(pattern)))) return undefined;
+    let byHour = hours.get(pattern);
+    if (!byHour) hours.set(pattern, (byHour = new Map()));
+    const start = Math.round(t * 1000) - HOUR_MS;
+    let hour = byHour.get(start);
+    if (!hour) byHour.set(start, (hour = { buckets: new Map(), native: undefined, nativeCount: 0, holdSumS: 0, wait: new Map(), outcomes: new Map(), ttlS: undefined }));
+    return hour;
+  };
+  const each = (result: PromSeries[], visit: (hour: Hour, value: number, series: PromSeries) => void) => {
+    for (const series of result) {
+      for (const [t, text] of series.values ?? []) {
+        const value = Number(text);
+        const hour = Number.isFinite(value) ? hourOf(series, t) : undefined;
+        if (hour) visit(hour, value, series);
+      }
+    }
+  };
+  const le = (series: PromSeries) => Number(series.metric.le === '+Inf' ? Infinity : series.metric.le);
+  each(classic, (h, v, s) => void h.buckets.set(le(s), (h.buckets.get(le(s)) ?? 0) + v));
+  each(sums, (h, v) => void (h.holdSumS += v));
+  each(outcomes, (h, v, s) => void h.outcomes.set(s.metric.outcome ?? '', (h.outcomes.get(s.metric.outcome ?? '') ?? 0) + v));
+  each(wait, (h, v, s) => void h.wait.set(le(s), (h.wait.get(le(s)) ?? 0) + v));
+  each(ttl, (h, v) => void (h.ttlS = Math.max(h.ttlS ?? 0, v)));
+  let nativeSchema: number | undefined;
+  for (const series of native) {
+    for (const [t, histogram] of series.histograms ?? []) {
+      const hour = hourOf(series, t);
+      if (!hour) continue;
+      const parsed = parseNative(histogram);
+      hour.native = parsed.buckets;
+      hour.nativeCount = parsed.count;
+      hour.holdSumS += parsed.sum;
+      nativeSchema ??= parsed.schema;
+    }
+  }
+
+  const patterns: SourcePattern[] = [];
+  for (const [pattern, byHour] of [...hours].sort(([a], [b]) => a.localeCompare(b))) {
+    const isNative = [...byHour.values()].some((h) => h.native !== undefined) && [...byHour.values()].every((h) => h.buckets.size === 0);
+    const layout: BucketLayout = isNative ? { kind: 'native', schema: nativeSchema ?? 0 } : { kind: 'classic', boundsMs: finiteBounds(byHour) };
+    const total = new Map<string, SourceBucket>();
+    const rows: SourceHourRow[] = [];
+    for (const [start, hour] of [...byHour].sort(([a], [b]) => a - b)) {
+      const holdBuckets = isNative ? (hour.native ?? []) : differentiate(hour.buckets);
+      for (const b of holdBuckets) {
+        const key = `${b.lowMs}:${b.highMs}`;
+        const sum = total.get(key);
+        if (sum) sum.count += b.count;
+        else total.set(key, { ...b });
+      }
+      const row = hourRow(start, hour, holdBuckets, differentiate(hour.wait), Math.min(start + HOUR_MS, options.untilMs));
+      if (row) rows.push(row);
+    }
+    if (rows.length === 0) continue;
+    patterns.push({ pattern, rows, holdBuckets: [...total.values()].filter((b) => b.count > 0).sort((a, b) => a.highMs - b.highMs), layout });
+  }
+  return { source: client.displayUrl, patterns };
+}
+
+/** Cumulative `le` counts → per-bucket counts (lowMs, highMs], rounded (they are whole; floats carry them). */
+function differentiate(cumulative: Map<number, number>): SourceBucket[] {
+  const bounds = [...cumulative.keys()].sort((a, b) => a - b);
+  const buckets: SourceBucket[] = [];
+  let below = 0;
+  let lowMs = 0;
+  for (const le of bounds) {
+    const at = Math.max(below, Math.round(cumulative.get(le)!));
+    if (at > below) buckets.push({ lowMs, highMs: le * 1000, count: at - below });
+    below = at;
+    lowMs = le * 1000;
+  }
+  return buckets;
+}
+
+function finiteBounds(byHour: Map<number, Hour>): number[] {
+  const bounds = new Set<number>();
+  for (const hour of byHour.values()) for (const le of hour.buckets.keys()) if (Number.isFinite(le)) bounds.add(le * 1000);
+  return [...bounds].sort((a, b) => a - b);
+}
+
+/**
+ * One hour as a rollup row. A bucket's count is recorded at its upper bound (µs); `+Inf`'s at the
+ * last finite bound (the p99's bucket says the rest). Expired locks' holds are censored (each held
+ * at least its TTL; the histogram cannot say which bucket holds them): taken from the top buckets.
+ */
+function hourRow(start: number, h: Hour, holdBuckets: SourceBucket[], waitBuckets: SourceBucket[], endMs: number): SourceHourRow | undefined {
+  const hold = new Histogram();
+  const censored = new Histogram();
+  const wait = new Histogram();
+  let expiredLeft = Math.round(h.outcomes.get('expired') ?? 0);
+  for (let i = holdBuckets.length - 1; i >= 0; i--) {
+    const b = holdBuckets[i]!;
+    const valueUs = Math.round((Number.isFinite(b.highMs) ? b.highMs : b.lowMs) * 1000);
+    const asCensored = Math.min(expiredLeft, b.count);
+    expiredLeft -= asCensored;
+    if (asCensored > 0) censored.record(valueUs, asCensored);
+    if (b.count > asCensored) hold.record(valueUs, b.count - asCensored);
+  }
+  for (const b of waitBuckets) wait.record(Math.round((Number.isFinite(b.highMs) ? b.highMs : b.lowMs) * 1000), b.count);
+  const holdCount = hold.totalCount + censored.totalCount;
+  const outcome = (name: (typeof OUTCOMES)[number]) => Math.round(h.outcomes.get(name) ?? 0);
+  // Without an outcomes counter (a team's histogram, or none scraped that hour) every hold counts as released.
+  const counted = OUTCOMES.reduce((n, o) => n + outcome(o), 0);
+  const attempts = Math.max(counted, holdCount);
+  if (attempts === 0) return undefined;
+  const ttls = new Map<number, number>();
+  if (h.ttlS !== undefined && h.ttlS > 0) ttls.set(Math.round(h.ttlS * 1000), Math.max(1, holdCount));
+  const released = counted > 0 ? outcome('released') : holdCount;
+  const hists = encodeRollup(hold, wait, ttls, censored);
+  return [start, attempts, released, outcome('expired'), outcome('not_acquired'), outcome('error'), 0, Math.round(h.holdSumS * 1e6), 0, start, Math.max(start, endMs), hists, 0, 0, outcome('lost'), 0];
+}
