@@ -177,7 +177,8 @@ describe('ttl-advisor watch: clients in any language', () => {
     expect(overrun).toMatchObject({ hold_us: overrun!.ttl_ms * 1000, censored: 1 });
     expect(overrun!.ttl_ms).toBeGreaterThanOrEqual(80);
     expect(overrun!.ttl_ms).toBeLessThanOrEqual(100);
-    expect(stock.holdMs.max).toBeCloseTo(overrun!.ttl_ms, 0);
+    // Among the longest holds: on a loaded host one of the 60 short Python holds itself ran past 100 ms once.
+    expect(stock.holdMs.max).toBeGreaterThanOrEqual(overrun!.ttl_ms - 0.5);
   }, 60_000);
 
   it('our withLock, node-redlock and redis-semaphore at the same time', async () => {
