@@ -9,6 +9,7 @@ import { warningSentences } from '../../report/hint-text.js';
 import { printable } from '../../text.js';
 import { formatMs } from '../../units.js';
 import { addAnalysisOptions, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
+import { runApplyCode } from '../code.js';
 import { writeFileAtomic, type Io } from '../io.js';
 
 interface ApplyCommandOptions extends AnalysisOptions {
@@ -16,6 +17,7 @@ interface ApplyCommandOptions extends AnalysisOptions {
   dryRun?: boolean;
   minChange: number;
   minWindow: number;
+  code?: string[] | boolean;
 }
 
 /** `ttl-advisor apply`: writes the recommendations into the policy file and prints the diff. */
@@ -29,7 +31,9 @@ export function registerApply(program: Command, io: Io): void {
     .option('--dry-run', 'print the diff without writing')
     .addOption(minWindowOption('move no TTL on a pattern whose data spans less than this', DEFAULT_APPLY_MIN_WINDOW_MS))
     .option('--min-change <percent>', 'leave TTLs alone whose recommendation differs by less than this', nonNegativeNumber('--min-change'), DEFAULT_APPLY_MIN_CHANGE_PERCENT)
+    .option('--code [glob...]', 'edit the lock TTLs in TypeScript/JavaScript source instead (default: the git-tracked files); see docs/code.md')
     .action(async (options: ApplyCommandOptions) => {
+      if (options.code !== undefined) return runApplyCode({ ...options, code: options.code }, io);
       const policy = loadTtlPolicy(options.policy);
       const before = readFileSync(options.policy, 'utf8');
       const analysis = await runAnalysis(options, io);

@@ -6,6 +6,7 @@ import { renderCheckJson, renderCheckMarkdown } from '../../report/check.js';
 import { renderCheckGithub } from '../../report/github.js';
 import { DEFAULT_APPLY_MIN_CHANGE_PERCENT, DEFAULT_APPLY_MIN_WINDOW_MS } from '../../policy/apply.js';
 import { addAnalysisOptions, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
+import { runCheckCode } from '../code.js';
 import type { Io, RunState } from '../io.js';
 
 interface CheckCommandOptions extends AnalysisOptions {
@@ -15,6 +16,7 @@ interface CheckCommandOptions extends AnalysisOptions {
   failOnInsufficientData?: boolean;
   minChange: number;
   minWindow: number;
+  code?: string[] | boolean;
 }
 
 /** `ttl-advisor check`: the policy file against the data, for a PR; exit 1 when a TTL must rise or a lock expired. */
@@ -35,7 +37,9 @@ export function registerCheck(program: Command, io: Io, state: RunState): void {
     // The same evidence rules as apply, so that check fails only on what apply would change.
     .option('--min-change <percent>', 'moves smaller than this neither fail nor warn, unless locks expired (as in apply)', nonNegativeNumber('--min-change'), DEFAULT_APPLY_MIN_CHANGE_PERCENT)
     .addOption(minWindowOption('a TTL moves only on data spanning at least this (as in apply)', DEFAULT_APPLY_MIN_WINDOW_MS))
+    .option('--code [glob...]', 'check the lock TTLs in TypeScript/JavaScript source instead (default: the git-tracked files); see docs/code.md')
     .action(async (options: CheckCommandOptions) => {
+      if (options.code !== undefined) return runCheckCode({ ...options, code: options.code }, io, state);
       const policy = loadTtlPolicy(options.policy);
       const analysis = await runAnalysis(options, io);
       const result = checkPolicy(analysis, policy, {

@@ -1,0 +1,93 @@
+import { appendFileSync, existsSync, readFileSync, realpathSync } from 'node:fs';
+import { relative } from 'node:path';
+import { codeEdits, checkCode, type CodeCheckResult } from '../code/decide.js';
+import { applyLiteralEdits } from '../code/edit.js';
+import { listCodeFiles, repositoryRoot } from '../code/files.js';
+import { loadTypeScript } from '../code/load.js';
+import { scanCode } from '../code/scan.js';
+import type { Analysis } from '../analyze/analyze.js';
+import { unifiedDiff } from '../policy/diff.js';
+import { loadTtlPolicy } from '../policy/policy.js';
+import { renderCodeApplyLines, renderCodeCheckMarkdown } from '../report/code.js';
+import { renderCodeCheckGithub } from '../report/code-github.js';
+import { warningSentences } from '../report/hint-text.js';
+import { runAnalysis, type AnalysisOptions } from './args.js';
+import { writeFileAtomic, type Io, type RunState } from './io.js';
+
+/** The options `check --code` and `apply --code` read (the commands' own, plus `--code`). */
+export interface CodeCliOptions extends AnalysisOptions {
+  /** `--code` with globs, or `true` alone: the git-tracked source files. */
+  code: string[] | boolean;
+  policy: string;
+  format?: 'md' | 'json' | 'github';
+  strict?: boolean;
+  failOnInsufficientData?: boolean;
+  minChange: number;
+  minWindow: number;
+  dryRun?: boolean;
+}
+
+async function judge(command: 'check' | 'apply', options: CodeCliOptions, io: Io): Promise<{ result: CodeCheckResult; analysis: Analysis; root: string }> {
+  const ts = await loadTypeScript(command);
+  const cwd = process.cwd();
+  const files = listCodeFiles(Array.isArray(options.code) ? options.code : [], cwd);
+  const root = repositoryRoot(files, cwd);
+  const sites = scanCode(ts, files, root);
+  // The policy wins where it has an entry for a site's pattern; without a policy file, the code alone.
+  const policy = existsSync(options.policy) ? loadTtlPolicy(options.policy) : undefined;
+  const analysis = await runAnalysis(options, io);
+  const result = checkCode(sites, analysis, policy, {
+    strict: options.strict,
+    failOnInsufficientData: options.failOnInsufficientData,
+    minChangePercent: options.minChange,
+    minWindowMs: options.minWindow,
+  });
+  return { result, analysis, root };
+}
+
+/** `check --code`: the lock TTLs in the source against the data; exit 1 where `apply --code` would raise one, or locks expired. */
+export async function runCheckCode(options: CodeCliOptions, io: Io, state: RunState): Promise<void> {
+  const { result, analysis } = await judge('check', options, io);
+  if (options.format === 'github') {
+    const { annotations, summary } = renderCodeCheckGithub(result, analysis);
+    const summaryFile = process.env.GITHUB_STEP_SUMMARY;
+    if (summaryFile) appendFileSync(summaryFile, summary + '\n');
+    io.stdout(annotations + (summaryFile ? '' : `\n${summary}`));
+  } else if (options.format === 'json') {
+    const sites = result.rows.map((r) => ({
+      at: r.site.at,
+      library: r.site.library,
+      call: r.site.call,
+      pattern: r.pattern ?? null,
+      ttl: r.site.ttl ? { option: r.site.ttl.option, ms: r.site.ttl.valueMs ?? null, declaration: r.site.ttl.declaration } : null,
+      level: r.level,
+      decision: r.decision ?? null,
+      edits: r.edits.map((e) => ({ at: e.value.declaration, option: e.value.option, fromMs: e.fromMs, toMs: e.toMs, text: e.text })),
+      leftAlone: r.leftAlone ?? (r.noData ? { kind: 'no-data' } : null),
+    }));
+    io.stdout(JSON.stringify({ exitCode: result.exitCode, sites }, null, 2) + '\n');
+  } else io.stdout(renderCodeCheckMarkdown(result, analysis));
+  state.exitCode = result.exitCode;
+}
+
+/** `apply --code`: edits the TTL literals the decision moves, prints the diff (`git apply` takes it), and lists what it leaves. */
+export async function runApplyCode(options: CodeCliOptions, io: Io): Promise<void> {
+  const { result, analysis, root } = await judge('apply', options, io);
+  for (const warning of warningSentences(analysis)) io.stderr(`warning: ${warning}\n`);
+  const edits = codeEdits(result);
+  const lines = renderCodeApplyLines(result, edits);
+  if (edits.length === 0) {
+    io.stdout(`no changes in the code; every TTL ttl-advisor may edit matches the data.\n${lines}`);
+    return;
+  }
+  const files = applyLiteralEdits(edits, (path) => readFileSync(path, 'utf8'));
+  // Paths from the repository's root, so `git apply` takes the diff as printed.
+  for (const [path, { before, after }] of files) io.stdout(unifiedDiff(before, after, relative(root, realpathSync(path)).split('\\').join('/')));
+  io.stdout(lines);
+  if (options.dryRun) {
+    io.stdout('(dry run: nothing written)\n');
+    return;
+  }
+  for (const [path, { after }] of files) writeFileAtomic(path, after);
+  io.stdout(`wrote ${[...files.keys()].map((p) => relative(root, realpathSync(p))).join(', ')}\n`);
+}

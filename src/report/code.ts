@@ -1,0 +1,126 @@
+import type { Analysis } from '../analyze/analyze.js';
+import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
+import type { CodeCheckResult, CodeEdit, CodeRow } from '../code/decide.js';
+import type { LeftAloneReason } from '../code/types.js';
+import { printable } from '../text.js';
+import { formatCount, formatMs } from '../units.js';
+import { findingText, holdReasonText, recommendationText } from './decision-text.js';
+import { describeRun, markdownCode, markdownText } from './markdown.js';
+import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
+
+/**
+ * `check --code` and `apply --code`, in words: each call site at its file and
+ * line, its pattern and TTL, the one decision, and why a site is left alone.
+ */
+
+/** Why `apply --code` leaves a site alone, in a few words. */
+export function leftAloneText(why: LeftAloneReason, text: (s: string) => string = printable): string {
+  switch (why.kind) {
+    case 'key-not-mapped':
+      return `key not mapped: ${text(why.text)} is computed in a way that cannot be read statically`;
+    case 'computed':
+      return `the TTL is computed (${text(why.text)}), not a literal: change it by hand`;
+    case 'shared':
+      return `the constant is shared by call sites of different patterns (${why.patterns.map(text).join(', ')}): one edit would move them all`;
+    case 'library-default':
+      return "no TTL at the call: the library's default applies";
+    case 'overridden':
+      return `overridden by the policy: the entry ${text(why.entryPattern)} sets this TTL`;
+  }
+}
+
+/** `file:line` of a site's call. */
+export function siteName(row: CodeRow): string {
+  return `${row.site.at.file}:${row.site.at.line}`;
+}
+
+/** `file:line` where a site's TTL is declared (the call's, when it passes none). */
+export function declarationName(row: CodeRow): string {
+  const at = row.site.ttl?.declaration ?? row.site.at;
+  return `${at.file}:${at.line}`;
+}
+
+/** The sentences of a row: the decision's findings, or why there is none. */
+export function rowReason(row: CodeRow, text: (s: string) => string = printable): string {
+  const parts: string[] = [];
+  if (row.decision) parts.push(...row.decision.findings.map((f) => findingText(f, text)));
+  if (row.noData) parts.push('No data for this pattern in the window.');
+  if (row.leftAlone) parts.push(`\`apply --code\` leaves it: ${leftAloneText(row.leftAlone, text)}.`);
+  else if (row.decision?.apply.kind === 'hold') parts.push(`\`apply --code\` leaves it: ${holdReasonText(row.decision.apply.why, text)}.`);
+  return parts.join(' ');
+}
+
+function headline(result: CodeCheckResult): string {
+  const failing = result.rows.filter((r) => r.level === 'fail').length;
+  const warning = result.rows.filter((r) => r.level === 'warn').length;
+  const counts = [failing > 0 ? `${failing} failing` : '', warning > 0 ? `${warning} to look at` : ''].filter(Boolean).join(', ');
+  if (result.exitCode === 1) return `ttl-advisor check --code: fails ❌ — ${counts}`;
+  if (warning === 0) return `ttl-advisor check --code: every TTL in the code matches the data ✅ (${result.rows.length} call site(s))`;
+  return `ttl-advisor check --code: passes, with warnings ⚠️ — ${counts}`;
+}
+
+/** The first line of `check --code`, stating what the exit code states. */
+export function codeHeadline(result: CodeCheckResult): string {
+  return headline(result);
+}
+
+function recommended(row: CodeRow): string {
+  const d = row.decision;
+  if (!d || !row.analysis) return '—';
+  const rec = recommendationText(d, row.analysis.holdCount, MIN_SAMPLES_FOR_P99);
+  return rec.advice ? `**${rec.text}**` : rec.text;
+}
+
+function state(row: CodeRow): string {
+  const parts: string[] = [];
+  if (row.decision) parts.push(`${VERDICT_MARK[row.decision.verdict]} ${VERDICT_LABEL[row.decision.verdict]}`);
+  else if (row.leftAlone?.kind === 'overridden') parts.push('overridden by the policy');
+  else if (row.leftAlone) parts.push('left alone');
+  else if (row.noData) parts.push('no data');
+  if (row.level === 'fail') parts.push('**fails the check**');
+  else if (row.edits.length > 0) parts.push(`\`apply --code\` writes ${formatMs(row.edits[0]!.toMs)}`);
+  return parts.join(' · ');
+}
+
+/** `check --code` as Markdown: one row per call site, the sentences after the table. */
+export function renderCodeCheckMarkdown(result: CodeCheckResult, analysis: Analysis): string {
+  const lines = [`### ${headline(result)}`, '', describeRun(analysis), ''];
+  if (result.rows.length === 0) return [...lines, 'No lock call sites found.', ''].join('\n');
+  lines.push('| call site | call | pattern | TTL | declared at | recommended | samples | |', '|---|---|---|---:|---|---:|---:|---|');
+  for (const row of result.rows) {
+    const ttl = row.site.ttl?.valueMs;
+    lines.push(
+      `| \`${markdownText(siteName(row))}\` | ${markdownText(row.site.call)} | ${row.pattern === undefined ? 'not mapped' : markdownCode(row.pattern)} | ` +
+        `${ttl === undefined ? '—' : formatMs(ttl)} | \`${markdownText(declarationName(row))}\` | ${recommended(row)} | ${row.analysis ? formatCount(row.analysis.count) : '—'} | ${state(row)} |`,
+    );
+  }
+  lines.push('');
+  for (const row of result.rows) {
+    const reason = rowReason(row, markdownText);
+    if (reason !== '' && row.level !== 'info') lines.push(`- \`${markdownText(siteName(row))}\`: ${reason}`);
+  }
+  const fine = result.rows.filter((r) => r.level === 'info' && rowReason(r, markdownText) !== '');
+  if (fine.length > 0) lines.push('', '**Fine, with notes:**', '', ...fine.map((r) => `- \`${markdownText(siteName(r))}\`: ${rowReason(r, markdownText)}`));
+  return lines.join('\n') + '\n';
+}
+
+/** `apply --code`'s lines after the diff: each edit, then every site left alone with its reason. */
+export function renderCodeApplyLines(result: CodeCheckResult, edits: readonly CodeEdit[]): string {
+  const out: string[] = [];
+  for (const e of edits) {
+    const row = result.rows.find((r) => r.edits.includes(e));
+    const pattern = row?.pattern === undefined ? '' : ` (${printable(row.pattern)})`;
+    out.push(`changed ${e.value.declaration.file}:${e.value.declaration.line} ${e.value.option}${pattern}: ${formatMs(e.fromMs)} → ${formatMs(e.toMs)}`);
+  }
+  for (const row of result.rows) {
+    if (row.edits.length > 0) continue;
+    // Too little data makes no recommendation: no number is shown for it (as `apply` does).
+    const moves = (row.decision?.apply.kind === 'write' || row.decision?.apply.kind === 'hold') && !row.decision.insufficient;
+    const ttl = row.site.ttl?.valueMs === undefined ? '' : ` (${formatMs(row.site.ttl.valueMs)}${moves ? ` → ${formatMs((row.decision!.apply as { toMs: number }).toMs)}` : ''})`;
+    const name = `${siteName(row)} ${row.site.call}${row.pattern === undefined ? '' : ` ${printable(row.pattern)}`}${ttl}`;
+    if (row.leftAlone) out.push(`left alone ${name}: ${leftAloneText(row.leftAlone)}`);
+    else if (row.noData) out.push(`left alone ${name}: no data for this pattern in the window`);
+    else if (row.decision?.apply.kind === 'hold') out.push(`skipped ${name}: ${holdReasonText(row.decision.apply.why, printable)}`);
+  }
+  return out.map((l) => `${l}\n`).join('');
+}

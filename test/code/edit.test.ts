@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { applyLiteralEdits, literalText } from '../../src/code/edit.js';
+
+describe('literalText: a TTL literal rewritten in its own style', () => {
+  it('keeps plain numbers plain and numeric separators where the original used them', () => {
+    expect(literalText('5000', 16_100)).toBe('16100');
+    expect(literalText('5_000', 16_100)).toBe('16_100');
+    expect(literalText('5_000', 3000)).toBe('3_000');
+    expect(literalText('240_000', 2400)).toBe('2_400');
+    expect(literalText('300_000', 1_234_567)).toBe('1_234_567');
+  });
+
+  it('keeps the unit of a product: the leading factors change, the rest stays', () => {
+    expect(literalText('5 * 1000', 16_100)).toBe('16.1 * 1000');
+    expect(literalText('5*1000', 3000)).toBe('3*1000');
+    expect(literalText('2 * 60 * 1000', 1_800_000)).toBe('30 * 60 * 1000');
+    // 0.05 minutes would be no way to write 3 s: the minutes give way.
+    expect(literalText('5 * 60 * 1000', 3000)).toBe('3 * 1000');
+    // Not a number ≥ 1 with one decimal times the unit: the milliseconds.
+    expect(literalText('5 * 1000', 3050)).toBe('3050');
+    expect(literalText('5_0 * 1_000', 16_100)).toBe('16.1 * 1_000');
+  });
+
+  it('writes other forms as milliseconds', () => {
+    expect(literalText('5e3', 16_100)).toBe('16100');
+    expect(literalText('4000 + 1000', 3000)).toBe('3000');
+  });
+});
+
+describe('applyLiteralEdits', () => {
+  const text = 'const a = 5_000; // five seconds\nconst b = 5 * 1000;\n';
+  const at = (literal: string) => ({ path: 'x.ts', start: text.indexOf(literal), end: text.indexOf(literal) + literal.length, text: literal });
+
+  it('changes only the literals’ characters, from the end so the offsets hold', () => {
+    const out = applyLiteralEdits(
+      [
+        { literal: at('5_000'), text: '16_100' },
+        { literal: at('5 * 1000'), text: '3 * 1000' },
+      ],
+      () => text,
+    );
+    expect(out.get('x.ts')).toEqual({ before: text, after: 'const a = 16_100; // five seconds\nconst b = 3 * 1000;\n' });
+  });
+
+  it('refuses a file that no longer reads as scanned', () => {
+    expect(() => applyLiteralEdits([{ literal: at('5_000'), text: '16_100' }], () => text.replace('5_000', '6_000'))).toThrow(/changed while it was read/);
+  });
+});
