@@ -65,6 +65,8 @@ export class PrometheusClient {
   private readonly headers: Record<string, string>;
   private readonly ca: Buffer | undefined;
   private readonly timeoutMs: number;
+  /** What credentials were sent, to say what a 401 refused (never the credentials themselves). */
+  private readonly sent: string | undefined;
 
   constructor(options: PrometheusClientOptions) {
     this.displayUrl = redactHttpUrl(options.url);
@@ -83,6 +85,7 @@ export class PrometheusClient {
     if (!auth && base.username) auth = { kind: 'basic', username: decodeURIComponent(base.username), password: decodeURIComponent(base.password) };
     base.username = '';
     base.password = '';
+    this.sent = auth?.kind === 'bearer' ? 'the bearer token it was sent was not accepted' : auth ? `the password it was sent for ${auth.username} was not accepted` : undefined;
     if (auth) {
       this.headers.Authorization =
         auth.kind === 'bearer' ? `Bearer ${auth.token}` : `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
@@ -113,7 +116,8 @@ export class PrometheusClient {
     const { status, type, text } = await this.send(url, body);
     const where = `Prometheus at ${this.displayUrl}`;
     if (status === 401 || status === 403) {
-      throw new PrometheusError(this.displayUrl, `${where} refused the request (HTTP ${status}): set PROMETHEUS_BEARER_TOKEN, or PROMETHEUS_USERNAME and PROMETHEUS_PASSWORD`);
+      const fix = this.sent ?? 'set PROMETHEUS_BEARER_TOKEN, or PROMETHEUS_USERNAME and PROMETHEUS_PASSWORD';
+      throw new PrometheusError(this.displayUrl, `${where} refused the request (HTTP ${status}): ${fix}`);
     }
     let parsed: { status?: unknown; data?: { resultType?: unknown; result?: unknown }; error?: unknown; errorType?: unknown } | undefined;
     try {
