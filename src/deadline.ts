@@ -23,6 +23,8 @@ export class CommandTimeoutError extends Error {
  */
 export const WATCHDOG_TICK_MS = 10;
 
+const ignore = (): void => undefined;
+
 // The promise executor's resolve and reject, taken without a closure per command.
 let capturedResolve: (value: never) => void = () => undefined;
 let capturedReject: (error: unknown) => void = () => undefined;
@@ -52,7 +54,7 @@ export class PendingCommand<T> {
     if (timeoutMs === 0) {
       // No timeout: the command's own promise, and nothing for the watchdog.
       this.reply = pending;
-      this.reject = capturedReject;
+      this.reject = ignore;
       this.prev = this.next = detached;
       return;
     }

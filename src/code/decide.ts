@@ -1,7 +1,7 @@
 import type { Analysis } from '../analyze/analyze.js';
 import { decideEntry, type Decision } from '../analyze/decision.js';
-import type { LeaseAnalysis } from '../analyze/lease.js';
 import type { PatternAnalysis } from '../analyze/summarize.js';
+import { leaseOf, movedRenewalMs } from '../policy/apply.js';
 import { decisionOptions, type CheckOptions } from '../policy/check.js';
 import type { TtlPolicy } from '../policy/policy.js';
 import { literalText, type LiteralEdit } from './edit.js';
@@ -74,7 +74,7 @@ export function checkCode(sites: readonly CodeSite[], analysis: Analysis, policy
     const edits: CodeEdit[] = [edit(ttl, ttl.valueMs, toMs)];
     for (const r of site.renewals) {
       if (r.valueMs === undefined || !r.literal || r.why || sharedReason(shared, r)) continue;
-      const renewTo = renewalTo(r, ttl.valueMs, toMs, leaseOf(d));
+      const renewTo = movedRenewalMs(r.role === 'threshold' ? 'threshold' : 'interval', r.valueMs!, ttl.valueMs, toMs, leaseOf(d)?.recommended.thresholdMs ?? 0);
       if (renewTo !== r.valueMs) edits.push(edit(r, r.valueMs, renewTo));
     }
     return { ...row, analysis: p, decision: d, edits, level: d.level };
@@ -96,27 +96,6 @@ function looseMatch(pattern: string, patterns: readonly PatternAnalysis[]): Patt
 
 function edit(value: TtlValue, fromMs: number, toMs: number): CodeEdit {
   return { value, fromMs, toMs, literal: value.literal!, text: literalText(value.literal!.text, toMs) };
-}
-
-/**
- * A renewal option when its lease moves from `fromMs` to `toMs`, as `apply`
- * moves a policy entry's: a renewal interval keeps its share of the TTL; a
- * threshold keeps its share when the lease falls and at least what lateness
- * needs; both stay under the TTL.
- */
-function renewalTo(r: TtlValue, fromMs: number, toMs: number, lease: LeaseAnalysis | undefined): number {
-  const valueMs = r.valueMs!;
-  const under = (ms: number) => Math.max(1, Math.min(toMs - 1, Math.round(ms)));
-  if (r.role === 'threshold') {
-    const kept = toMs < fromMs ? (valueMs / fromMs) * toMs : valueMs;
-    return under(Math.max(kept, lease?.recommended.thresholdMs ?? 0));
-  }
-  return under((valueMs / fromMs) * toMs);
-}
-
-function leaseOf(d: Decision): LeaseAnalysis | undefined {
-  const f = d.findings.find((finding) => finding.kind === 'lease');
-  return f?.kind === 'lease' ? f.lease : undefined;
 }
 
 const literalKey = (v: TtlValue) => (v.literal ? `${v.literal.path}:${v.literal.start}` : undefined);

@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import type * as TS from 'typescript';
 import { Bindings, type Origin } from './bindings.js';
@@ -214,7 +214,3 @@ function oneLine(text: string): string {
   return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
 }
 
-/** Reads a file's text as the scanner saw it (edits are made on the same text). */
-export function readSource(path: string): string {
-  return readFileSync(path, 'utf8');
-}

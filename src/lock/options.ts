@@ -197,6 +197,12 @@ class ResolvedFrom {
   }
 }
 
+// Every option is compared by ResolvedFrom, or is `policy` (resolved per key): an option added to LockOptions
+// and not to ResolvedFrom fails to compile here, rather than going unnoticed on a reused options object.
+type ComparedOption = 'ttlMs' | 'retry' | 'acquireTimeoutMs' | 'commandTimeoutMs' | 'recorder' | 'pattern' | 'holder' | 'fencing' | 'onLockLost' | 'throwOnLockLost' | 'signal' | 'autoExtend' | 'maxHoldMs' | 'policy';
+const everyOptionCompared: [Exclude<keyof LockOptions, ComparedOption>] extends [never] ? true : never = true;
+void everyOptionCompared;
+
 const resolvedOptions = new WeakMap<LockOptions, ResolvedFrom>();
 /**
  * The last options object resolved afresh. One is remembered only when it comes back: options spread

@@ -170,6 +170,7 @@ export class RedisLock extends LockState {
 
   /** @internal The release again, by EVAL: Redis had lost its script cache (a restart, SCRIPT FLUSH). */
   async releaseByEval(): Promise<boolean> {
+    // A deadline of its own from now: the EVALSHA's has been spent on the NOSCRIPT reply.
     const command = new PendingCommand(this.redis.eval(RELEASE.source, [this.key], [this.tokenValue!]), this.options.commandTimeoutMs);
     let deleted: unknown;
     try {
@@ -193,8 +194,15 @@ export class RedisLock extends LockState {
     this.lease?.stop();
     this.releaseSentPerf = performance.now();
     // EVALSHA alone: a NOSCRIPT reply is retried by EVAL (releaseByEval), with no catch handler per lock.
+    let pending: Promise<unknown>;
+    try {
+      pending = this.redis.evalshaOneKey(RELEASE.sha, this.key, this.tokenValue!);
+    } catch (error) {
+      // A client that throws instead of rejecting: the release fails as a rejection would, with its sample.
+      pending = Promise.reject(error);
+    }
     const timeoutMs = this.options.commandTimeoutMs;
-    return new PendingCommand(this.redis.evalshaOneKey(RELEASE.sha, this.key, this.tokenValue!), timeoutMs, this.releaseSentPerf + timeoutMs);
+    return new PendingCommand(pending, timeoutMs, this.releaseSentPerf + timeoutMs);
   }
 
   /** @internal The release's reply: true when our lock was deleted. */
@@ -234,7 +242,8 @@ export class RedisLock extends LockState {
     const sentPerf = performance.now();
     let extended: unknown;
     try {
-      const command = new PendingCommand(runScriptOneKey(this.redis, EXTEND, this.key, this.tokenValue!, ttlMs), this.options.commandTimeoutMs);
+      const timeoutMs = this.options.commandTimeoutMs;
+      const command = new PendingCommand(runScriptOneKey(this.redis, EXTEND, this.key, this.tokenValue!, ttlMs), timeoutMs, sentPerf + timeoutMs);
       try {
         extended = await command.reply;
       } finally {

@@ -60,19 +60,23 @@ export async function withLock<T>(
     if (options.throwOnLockLost && reason instanceof LockLostError && abortedBy(error, reason)) throw reason;
     throw error;
   }
-  const release = lock.releaseCommand(false);
+  // lock.finish(false), written out as finish() has it.
   let stillHeld = false;
+  const release = lock.releaseCommand(false);
   if (release) {
     let deleted: unknown;
-    let failure: { error: unknown } | undefined;
+    let replied = false;
     try {
       deleted = await release.reply;
+      replied = true;
     } catch (error) {
-      failure = { error };
+      release.done();
+      stillHeld = isNoScript(error) ? await lock.releaseByEval() : lock.releaseFailed(error);
     }
-    release.done();
-    if (!failure) stillHeld = lock.released(deleted);
-    else stillHeld = isNoScript(failure.error) ? await lock.releaseByEval() : lock.releaseFailed(failure.error);
+    if (replied) {
+      release.done();
+      stillHeld = lock.released(deleted);
+    }
   }
   if (!stillHeld && options.throwOnLockLost) {
     throw lock.signal.reason instanceof LockLostError ? lock.signal.reason : new LockLostError(key, lock.ttlMs, lock.heldMs);

@@ -29,14 +29,21 @@ export interface MetricsEndpoint {
 export async function startMetricsEndpoint(options: MetricsEndpointOptions): Promise<MetricsEndpoint> {
   const [{ MeterProvider }, { PrometheusExporter }] = await Promise.all([import('@opentelemetry/sdk-metrics'), import('@opentelemetry/exporter-prometheus')]);
   const exporter = new PrometheusExporter({ port: options.port, ...(options.host !== undefined && { host: options.host }), preventServerStart: true });
-  await exporter.startServer();
   const provider = new MeterProvider({ readers: [exporter] });
+  // The recorder first: options it refuses (a bad template) must not leave a server listening.
   const recorder = new OtelRecorder({
     meter: provider.getMeter('ttl-advisor'),
     source: options.source,
     ...(options.patterns && { patterns: options.patterns }),
     ...(options.onWarning && { onWarning: options.onWarning }),
   });
+  try {
+    await exporter.startServer();
+  } catch (error) {
+    recorder.close();
+    await provider.shutdown().catch(() => undefined);
+    throw error;
+  }
   const host = options.host === undefined || options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host;
   return {
     recorder,

@@ -25,13 +25,6 @@ export const PROMETHEUS_NAMES = Object.freeze({
   ttl: 'ttl_advisor_lock_ttl',
 });
 
-/** The attributes, and the only ones: never keys, tokens or instance-unique ids. */
-export const METRIC_ATTRIBUTES = Object.freeze({
-  pattern: 'pattern',
-  outcome: 'outcome',
-  source: 'source',
-});
-
 /** Which door a sample came through. */
 export type MetricSource = 'withLock' | 'instrument' | 'watch';
 

@@ -83,9 +83,21 @@ export function applyRecommendations(
   return { document: { ...policy.document, locks }, changes, skipped };
 }
 
-function leaseOf(d: Decision): LeaseAnalysis | undefined {
+/** The lease analysis behind a decision, when its pattern is a lease. */
+export function leaseOf(d: Decision): LeaseAnalysis | undefined {
   const f = d.findings.find((finding) => finding.kind === 'lease');
   return f?.kind === 'lease' ? f.lease : undefined;
+}
+
+/**
+ * A renewal setting when its TTL moves from `fromMs` to `toMs` (a policy entry's, or a lease option in
+ * code): an interval keeps its share of the TTL; a threshold keeps its share when the TTL falls and is
+ * at least what lateness needs (`neededThresholdMs`); both stay under the TTL.
+ */
+export function movedRenewalMs(kind: 'interval' | 'threshold', valueMs: number, fromMs: number, toMs: number, neededThresholdMs: number): number {
+  const under = (ms: number) => Math.max(1, Math.min(toMs - 1, Math.round(ms)));
+  if (kind === 'interval') return under((valueMs / fromMs) * toMs);
+  return under(Math.max(toMs < fromMs ? (valueMs / fromMs) * toMs : valueMs, neededThresholdMs));
 }
 
 /**
@@ -98,11 +110,8 @@ function leaseOf(d: Decision): LeaseAnalysis | undefined {
 function leaseFields(entry: PolicyEntry | undefined, lease: LeaseAnalysis | undefined, toMs: number): Partial<PolicyEntry> {
   const under = (ms: number) => Math.max(1, Math.min(toMs - 1, Math.round(ms)));
   const needed = lease?.recommended.thresholdMs ?? 0;
-  if (entry?.renewEveryMs !== undefined) return { renewEveryMs: under((entry.renewEveryMs / entry.ttlMs) * toMs) };
-  if (entry?.extendThresholdMs !== undefined) {
-    const kept = toMs < entry.ttlMs ? (entry.extendThresholdMs / entry.ttlMs) * toMs : entry.extendThresholdMs;
-    return { extendThresholdMs: under(Math.max(kept, needed)) };
-  }
+  if (entry?.renewEveryMs !== undefined) return { renewEveryMs: movedRenewalMs('interval', entry.renewEveryMs, entry.ttlMs, toMs, needed) };
+  if (entry?.extendThresholdMs !== undefined) return { extendThresholdMs: movedRenewalMs('threshold', entry.extendThresholdMs, entry.ttlMs, toMs, needed) };
   if (entry || !lease) return {};
   const renew =
     lease.mode === 'threshold'

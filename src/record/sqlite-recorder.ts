@@ -10,12 +10,10 @@ import { SHARED, stopCommits, waitUntilClosed, type FromWriter, type RecorderCou
 import { spawnWriterThread } from './writer/spawn.js';
 import { encodeSealedWrite } from './writer/wire.js';
 
-// Seals handed to the writer thread and not yet written. While the writer is busy (another process
-// holds the file, a slow disk) samples keep folding into the same aggregates: nothing waits in a queue.
+// Seals handed to the writer and not yet written; while it is busy (the file locked, a slow disk) samples keep folding.
 const MAX_WRITES_IN_FLIGHT = 2;
-// Seals are paced by volume too, not only by the flush timer: a burst of samples is written while it is
-// recorded, not all at close. Each seal costs the writer a transaction and a merge per pattern-hour.
-// While the writer is busy, the recorder looks again RECHECK_EVERY samples (raw rows) later.
+// Seals are paced by volume too, not only by the timer: a burst is written while it is recorded (each seal costs the
+// writer a transaction and a merge per pattern-hour). A busy writer is asked again RECHECK_EVERY samples later; a seal resets both.
 const SEAL_EVERY_SAMPLES = 131_072;
 const RECHECK_EVERY = 4096;
 
@@ -254,6 +252,8 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     try {
       const { batches, samples } = this.aggregator.seal(Date.now(), final);
       write = { batches, samples, rawRows: batches.reduce((sum, b) => sum + b.raw.length, 0) };
+      this.sealAt = SEAL_EVERY_SAMPLES;
+      this.rawAt = this.options.flushBatchSize;
     } catch (error) {
       // Not expected: encoding plain numbers. Counted rather than thrown into a timer.
       this.warnOnce('write-failed', `Could not seal the recorded samples: ${(error as Error).message}`, error);

@@ -1,4 +1,5 @@
 import { globMatcher } from '../keys/glob.js';
+import { OUTCOMES, type Outcome } from '../sample/sample.js';
 import { encodeRollup } from '../store/histogram/codec.js';
 import { Histogram } from '../store/histogram/histogram.js';
 import { HOUR_MS } from '../units.js';
@@ -30,8 +31,6 @@ interface Hour {
   outcomes: Map<string, number>;
   ttlS: number | undefined;
 }
-
-const OUTCOMES = ['released', 'expired', 'not_acquired', 'error', 'lost'] as const;
 
 /**
  * Reads the hold-time histograms (classic or native), the outcomes and the TTL in use from a
@@ -159,7 +158,7 @@ function hourRow(start: number, h: Hour, holdBuckets: SourceBucket[], waitBucket
   }
   for (const b of waitBuckets) wait.record(Math.round((Number.isFinite(b.highMs) ? b.highMs : b.lowMs) * 1000), b.count);
   const holdCount = hold.totalCount + censored.totalCount;
-  const outcome = (name: (typeof OUTCOMES)[number]) => Math.round(h.outcomes.get(name) ?? 0);
+  const outcome = (name: Outcome) => Math.round(h.outcomes.get(name) ?? 0);
   // Without an outcomes counter (a team's histogram, or none scraped that hour) every hold counts as released.
   const counted = OUTCOMES.reduce((n, o) => n + outcome(o), 0);
   const attempts = Math.max(counted, holdCount);

@@ -116,7 +116,6 @@ export function registerWatch(program: Command, io: Io): void {
         await stopped;
         clearInterval(progress);
       } catch (error) {
-        await metrics?.close();
         if (stop.signal.aborted && !watcher) {
           say.line('stopped before Redis answered; nothing watched');
           return;

@@ -1,5 +1,5 @@
 import type { DeltaBatch, FoldedRollup, GapRow, RawRow } from '../../store/input.js';
-import { HISTS, type RollupValues } from '../../store/rollup.js';
+import { HISTS, ROLLUP_VALUE_COLUMNS, type RollupValues } from '../../store/rollup.js';
 import type { SealedWrite } from './protocol.js';
 
 /**
@@ -15,7 +15,8 @@ import type { SealedWrite } from './protocol.js';
  *           · raw(n · (key · pattern · 8 numbers) × n) · gaps(n · (source · fromMs · toMs · reason · openHolds) × n)
  */
 
-const VALUES = 15;
+/** The rollup's values, as the store defines them: a column added there travels here too. */
+const VALUES = ROLLUP_VALUE_COLUMNS.length;
 
 /** Encodes a seal for {@link decodeSealedWrite} on the other side of a transfer. */
 export function encodeSealedWrite(write: SealedWrite): ArrayBuffer {
