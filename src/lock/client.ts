@@ -36,9 +36,13 @@ export interface LockCommands {
 
 // One adapter per client, made on first use: the lock's hot path then costs one extra call per command.
 const adapters = new WeakMap<object, LockCommands>();
+// The client of the last lock, whose adapter needs no WeakMap lookup: a service mostly locks through one client.
+let lastClient: object | undefined;
+let lastAdapter: LockCommands | undefined;
 
 /** The commands of a client; a {@link ConfigError} when it is neither an ioredis nor a node-redis client. */
 export function lockCommandsOf(client: LockClient): LockCommands {
+  if (client === lastClient) return lastAdapter!;
   if (client === null || typeof client !== 'object') {
     throw new ConfigError(`Expected a Redis client (ioredis Redis or Cluster, node-redis client or cluster), got \`${String(client)}\``);
   }
@@ -50,6 +54,8 @@ export function lockCommandsOf(client: LockClient): LockCommands {
     }
     adapters.set(client, adapter);
   }
+  lastClient = client;
+  lastAdapter = adapter;
   return adapter;
 }
 

@@ -153,9 +153,10 @@ class ResolvedFrom {
   private readonly maxHoldMs: unknown;
 
   constructor(
-    o: LockOptions,
+    readonly options: LockOptions,
     readonly resolved: ResolvedLockOptions,
   ) {
+    const o = options;
     this.ttlMs = o.ttlMs;
     this.retry = o.retry;
     this.retryCount = o.retry?.count;
@@ -210,14 +211,19 @@ const resolvedOptions = new WeakMap<LockOptions, ResolvedFrom>();
  * it saves. One object is held, whatever the number of locks.
  */
 let lastResolvedAfresh: LockOptions | undefined;
+/** The options reused last: the next lock mostly comes with the same object, found without a WeakMap lookup. */
+let lastReused: ResolvedFrom | undefined;
 
 /** Validates lock options at the boundary; throws {@link ConfigError} naming the option. */
 export function resolveLockOptions(options: LockOptions, key: string): ResolvedLockOptions {
   optionsObject('lock', options);
   // A policy resolves per key; anything else per options object, while its fields stay as they were.
   if (options.policy !== undefined && options.ttlMs === undefined) return resolveFresh(options, key);
-  const cached = resolvedOptions.get(options);
-  if (cached?.matches(options)) return cached.resolved;
+  const cached = options === lastReused?.options ? lastReused : resolvedOptions.get(options);
+  if (cached?.matches(options)) {
+    lastReused = cached;
+    return cached.resolved;
+  }
   const resolved = resolveFresh(options, key);
   if (options === lastResolvedAfresh) resolvedOptions.set(options, new ResolvedFrom(options, resolved));
   else lastResolvedAfresh = options;
