@@ -127,8 +127,11 @@ const REPLY_HOOK = 'ttlAdvisorReplyHook';
 function ioredisSend(original: (...args: unknown[]) => unknown, tracker: LockTracker, clientNo: number) {
   return function sendCommand(this: unknown, command: IoredisCommand, stream?: unknown, node?: unknown) {
     const verb = verbOf(command.name);
-    if (verb !== undefined && !command.inTransaction && command.resolve.name !== REPLY_HOOK) {
-      const pending = observe(tracker, verb, command.args, 0, clientNo);
+    // Read first: most commands of a lock's verbs are not a lock's (a cache's SET), and reading turns them
+    // away before the look at `resolve`'s name (a getter call) that tells a command sent again.
+    const read = verb === undefined ? undefined : readSafely(verb, command.args, 0);
+    if (read !== undefined && !command.inTransaction && command.resolve.name !== REPLY_HOOK) {
+      const pending = observe(tracker, read, clientNo);
       if (pending !== undefined) hookReply(command, tracker, pending);
     }
     return original.call(this, command, stream, node);
@@ -152,7 +155,8 @@ function nodeRedisSend(original: (...args: unknown[]) => unknown, tracker: LockT
   return function sendCommand(this: unknown, args: unknown[], options?: unknown) {
     const verb = Array.isArray(args) ? verbOf(args[0]) : undefined;
     // Read before sending: a script's NOSCRIPT fallback rewrites the same array afterwards.
-    const pending = verb === undefined ? undefined : observe(tracker, verb, args, 1, clientNo);
+    const read = verb === undefined ? undefined : readSafely(verb, args, 1);
+    const pending = read === undefined ? undefined : observe(tracker, read, clientNo);
     const reply = original.call(this, args, options) as Promise<unknown>;
     if (pending !== undefined) follow(reply, tracker, pending);
     return reply;
@@ -186,13 +190,21 @@ function hookNodeRedisCluster(self: Hookable, tracker: LockTracker): Restore {
   };
 }
 
-/** Reads a command (its arguments from `args[from]`) and tells the tracker; a command that is no lock's costs no clock read. */
-function observe(tracker: LockTracker, verb: Verb, args: readonly unknown[], from: number, client: number): LockCommand | undefined {
+/** Reads a command (its arguments from `args[from]`) as a lock's, or `undefined`; never throws. */
+function readSafely(verb: Verb, args: readonly unknown[], from: number): LockCommand | undefined {
   try {
-    const command = readLockCommand(verb, args, Date.now, from);
-    return command === undefined ? undefined : tracker.sent(command, performance.now(), client);
+    return readLockCommand(verb, args, Date.now, from);
   } catch {
     return undefined; // reading a command must never stop it from being sent
+  }
+}
+
+/** Tells the tracker a lock command was sent (only those read the clock). */
+function observe(tracker: LockTracker, command: LockCommand, client: number): LockCommand | undefined {
+  try {
+    return tracker.sent(command, performance.now(), client);
+  } catch {
+    return undefined;
   }
 }
 
