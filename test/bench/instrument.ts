@@ -151,17 +151,19 @@ export async function benchInstrumentCpu({ use = instrument, rounds = 9, count =
  * process, so this is the client side: ioredis, the library, and us), as the
  * median of the rounds with their min–max.
  */
-export async function sideBySide(label: string, concurrency: number, plain: Op, wrapped: Op, { rounds = 9, roundMs = 500 } = {}) {
+export async function sideBySide(label: string, concurrency: number, plain: Op, wrapped: Op, { rounds = 9, roundMs = 500, settle = undefined as (() => Promise<unknown>) | undefined } = {}) {
   await measure(concurrency, 300, plain);
   await measure(concurrency, 300, wrapped);
   const ratios: number[] = [];
   const oursUs: number[] = [];
+  const oursMainUs: number[] = [];
   const rates = { plain: [] as number[], wrapped: [] as number[] };
   const cpu = { plain: [] as number[], wrapped: [] as number[] };
   for (let round = 0; round < rounds; round++) {
     const first = round % 2 === 0;
-    const a = await measure(concurrency, roundMs, first ? plain : wrapped);
-    const b = await measure(concurrency, roundMs, first ? wrapped : plain);
+    // The recorder's writer finishes the instrumented round's samples within it, not in the plain round next.
+    const a = await measure(concurrency, roundMs, first ? plain : wrapped, first ? undefined : settle);
+    const b = await measure(concurrency, roundMs, first ? wrapped : plain, first ? settle : undefined);
     const [p, w] = first ? [a, b] : [b, a];
     rates.plain.push(p.opsPerSec);
     rates.wrapped.push(w.opsPerSec);
@@ -169,6 +171,7 @@ export async function sideBySide(label: string, concurrency: number, plain: Op, 
     cpu.wrapped.push(w.cpuUsPerOp);
     ratios.push(w.opsPerSec / p.opsPerSec);
     oursUs.push(w.cpuUsPerOp - p.cpuUsPerOp);
+    oursMainUs.push(w.mainCpuUsPerOp - p.mainCpuUsPerOp);
   }
   const result = {
     label,
@@ -182,10 +185,12 @@ export async function sideBySide(label: string, concurrency: number, plain: Op, 
     oursCpuUsPerOp: round(median(oursUs), 2),
     oursCpuUsMin: round(Math.min(...oursUs), 2),
     oursCpuUsMax: round(Math.max(...oursUs), 2),
+    // The main thread's share (the event loop the callers wait on): what throughput follows.
+    oursMainCpuUs: round(median(oursMainUs), 2),
   };
   log(
     `  ${label.padEnd(36)} c=${String(concurrency).padEnd(3)} plain ${formatRate(result.plainOpsPerSec).padStart(9)}  instrumented ${formatRate(result.instrumentedOpsPerSec).padStart(9)}  ratio ${result.ratio} (${result.ratioMin}–${result.ratioMax})` +
-      `  CPU/op plain ${result.plainCpuUsPerOp.toFixed(1)} µs, ours ${result.oursCpuUsPerOp.toFixed(2)} µs (${result.oursCpuUsMin.toFixed(2)}–${result.oursCpuUsMax.toFixed(2)})`,
+      `  CPU/op plain ${result.plainCpuUsPerOp.toFixed(1)} µs, ours ${result.oursCpuUsPerOp.toFixed(2)} µs (${result.oursCpuUsMin.toFixed(2)}–${result.oursCpuUsMax.toFixed(2)}), ${result.oursMainCpuUs.toFixed(2)} µs of it on the main thread`,
   );
   return result;
 }
@@ -203,6 +208,9 @@ export async function benchInstrument(url: string, dir: string) {
   const recorder = new SqliteRecorder({ path });
   const plain = new Redis(url);
   const wrapped = instrument(new Redis(url), { recorder });
+  // The same with a recorder that keeps nothing: the throughput instrument() itself costs, apart from the SqliteRecorder's.
+  const bare = instrument(new Redis(url), { recorder: { record: () => undefined } });
+  const settle = () => recorder.flush();
   const plainNr = await createClient({ url }).connect();
   const wrappedNr = await instrument(createClient({ url }), { recorder }).connect();
   await plain.script('LOAD', RELEASE.source);
@@ -216,14 +224,18 @@ export async function benchInstrument(url: string, dir: string) {
     results.push(await sideBySide('node-redis GET/SET (not locks)', 64, getSetNr(plainNr), getSetNr(wrappedNr)));
 
     for (const concurrency of [1, 64]) {
-      results.push(await sideBySide('hand-written lock cycles', concurrency, handWritten(plain), handWritten(wrapped)));
-      results.push(await sideBySide('node-redlock 5 using() cycles', concurrency, redlockOf(plain), redlockOf(wrapped)));
-      results.push(await sideBySide('redis-semaphore Mutex cycles', concurrency, mutexOf(plain), mutexOf(wrapped)));
+      results.push(await sideBySide('hand-written lock cycles', concurrency, handWritten(plain), handWritten(wrapped), { settle }));
+      results.push(await sideBySide('node-redlock 5 using() cycles', concurrency, redlockOf(plain), redlockOf(wrapped), { settle }));
+      results.push(await sideBySide('redis-semaphore Mutex cycles', concurrency, mutexOf(plain), mutexOf(wrapped), { settle }));
     }
+    results.push(await sideBySide('hand-written, no-op recorder', 64, handWritten(plain), handWritten(bare)));
+    results.push(await sideBySide('node-redlock 5 using(), no-op recorder', 64, redlockOf(plain), redlockOf(bare)));
+    results.push(await sideBySide('redis-semaphore Mutex, no-op recorder', 64, mutexOf(plain), mutexOf(bare)));
   } finally {
     const seen = instrumentationOf(wrapped)!.stats();
     plain.disconnect();
     wrapped.disconnect();
+    bare.disconnect();
     await Promise.all([plainNr.close(), wrappedNr.close()]);
     const stats = await recorder.close();
     log(`  during the run: ${seen.acquired} locks seen, ${seen.recorded.released} recorded released, ${seen.ignored} ignored; SqliteRecorder wrote ${stats.written} (${stats.dropped} dropped)`);
