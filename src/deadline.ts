@@ -34,14 +34,47 @@ function capture(resolve: (value: never) => void, reject: (error: unknown) => vo
 }
 
 /**
+ * Something the watchdog watches: a node of its list, with a deadline (monotonic ms), told once it
+ * has passed. A {@link PendingCommand} is one; `withLock` makes its own lock cycle one, so that a
+ * command's timeout costs no promise of its own.
+ */
+export interface Watched {
+  prev: Watched;
+  next: Watched;
+  deadline: number;
+  /** Called by the watchdog once the deadline has passed, after {@link unwatch}: must not throw. */
+  timeOut(): void;
+}
+
+/** Starts watching `node` until {@link unwatch}; its `deadline` must be set. O(1). */
+export function watch(node: Watched): void {
+  node.prev = sentinel.prev;
+  node.next = sentinel;
+  sentinel.prev.next = node;
+  sentinel.prev = node;
+  if (!watchdog) {
+    watchdog = setInterval(checkDeadlines, WATCHDOG_TICK_MS);
+    watchdog.unref();
+  }
+}
+
+/** Stops watching `node` (its reply came, or it timed out). Idempotent; O(1). */
+export function unwatch(node: Watched): void {
+  node.prev.next = node.next;
+  node.next.prev = node.prev;
+  // Unwatched twice (after a timeout) must not unlink neighbours again.
+  node.prev = node.next = detached;
+}
+
+/**
  * A command under a deadline: {@link reply} settles as the command does, or rejects with
  * {@link CommandTimeoutError} once the deadline has passed. The command's own promise settles
  * {@link reply} directly (no wrapper callbacks: one promise, its two resolvers and this node per
  * command), so the caller says {@link done} once it has the reply, and the watchdog forgets it.
  */
-export class PendingCommand<T> {
-  prev: PendingCommand<unknown> | Sentinel;
-  next: PendingCommand<unknown> | Sentinel;
+export class PendingCommand<T> implements Watched {
+  prev: Watched = detached;
+  next: Watched = detached;
   readonly reply: Promise<T>;
   private readonly reject: (error: unknown) => void;
 
@@ -55,47 +88,31 @@ export class PendingCommand<T> {
       // No timeout: the command's own promise, and nothing for the watchdog.
       this.reply = pending;
       this.reject = ignore;
-      this.prev = this.next = detached;
       return;
     }
     this.reply = new Promise<T>(capture);
     this.reject = capturedReject;
     // A reply after the timeout settles nothing: the promise has already rejected.
     void pending.then(capturedResolve as (value: T) => void, capturedReject);
-    this.prev = sentinel.prev;
-    this.next = sentinel;
-    sentinel.prev.next = this;
-    sentinel.prev = this;
-    if (!watchdog) {
-      watchdog = setInterval(checkDeadlines, WATCHDOG_TICK_MS);
-      watchdog.unref();
-    }
+    watch(this);
   }
 
   /** The reply was awaited (or abandoned): the watchdog need not look at this command again. Idempotent. */
   done(): void {
-    this.prev.next = this.next;
-    this.next.prev = this.prev;
-    // Done twice (after a timeout) must not unlink neighbours again.
-    this.prev = this.next = detached;
+    unwatch(this);
   }
 
   /** @internal The watchdog's verdict. */
   timeOut(): void {
-    this.done();
     this.reject(new CommandTimeoutError(this.timeoutMs));
   }
 }
 
-interface Sentinel {
-  prev: PendingCommand<unknown> | Sentinel;
-  next: PendingCommand<unknown> | Sentinel;
-}
-
-const sentinel: Sentinel = { prev: undefined!, next: undefined! };
+// The list's head and tail; a node points to itself when the list is empty.
+const sentinel: Watched = { prev: undefined!, next: undefined!, deadline: Number.POSITIVE_INFINITY, timeOut: ignore };
 sentinel.prev = sentinel.next = sentinel;
-// Where a settled command points, so a late second unlink is harmless.
-const detached: Sentinel = { prev: undefined!, next: undefined! };
+// Where an unwatched node points, so a late second unlink is harmless.
+const detached: Watched = { prev: undefined!, next: undefined!, deadline: Number.POSITIVE_INFINITY, timeOut: ignore };
 detached.prev = detached.next = detached;
 
 let watchdog: NodeJS.Timeout | undefined;
@@ -109,9 +126,12 @@ function checkDeadlines(): void {
   const now = performance.now();
   let node = sentinel.next;
   while (node !== sentinel) {
-    const command = node as PendingCommand<unknown>;
-    node = command.next;
-    if (command.deadline <= now) command.timeOut();
+    const watched = node;
+    node = watched.next;
+    if (watched.deadline <= now) {
+      unwatch(watched);
+      watched.timeOut();
+    }
   }
 }
 

@@ -90,14 +90,34 @@ export class RedisLock extends LockState {
 
   /** @internal Sends one attempt: SET NX PX, or the fencing script, under the command timeout. */
   attempt(signal: AbortSignal | undefined): PendingCommand<unknown> {
+    const pending = this.sendAttempt(signal);
+    // The full command timeout even near the acquire deadline: a slow reply is contention, not failure.
+    return new PendingCommand(pending, this.options.commandTimeoutMs, this.sentPerf + this.options.commandTimeoutMs);
+  }
+
+  /** @internal Sends one attempt, with no timeout of its own: its deadline is `sentPerf + commandTimeoutMs`. */
+  sendAttempt(signal: AbortSignal | undefined): Promise<unknown> {
     if (signal?.aborted) this.giveUp(signal.reason);
     const o = this.options;
     if (this.attempts++ > 0) this.sentPerf = performance.now();
-    const pending = o.fencing
+    return o.fencing
       ? runScript(this.redis, ACQUIRE_WITH_FENCE, [this.key, fenceKeyOf(this.key)], [this.tokenValue!, o.ttlMs])
       : this.redis.setNxPx(this.key, this.tokenValue!, o.ttlMs);
-    // The full command timeout even near the acquire deadline: a slow reply is contention, not failure.
-    return new PendingCommand(pending, o.commandTimeoutMs, this.sentPerf + o.commandTimeoutMs);
+  }
+
+  /** @internal The command timeout (ms), 0 when off. */
+  get commandTimeoutMs(): number {
+    return this.options.commandTimeoutMs;
+  }
+
+  /** @internal When the attempt sent last has timed out (monotonic ms). */
+  get attemptDeadline(): number {
+    return this.sentPerf + this.options.commandTimeoutMs;
+  }
+
+  /** @internal When the release sent has timed out (monotonic ms). */
+  get releaseDeadline(): number {
+    return this.releaseSentPerf + this.options.commandTimeoutMs;
   }
 
   /** @internal An attempt failed in Redis (or timed out). */
@@ -185,6 +205,14 @@ export class RedisLock extends LockState {
 
   /** @internal Sends the release (compare-and-delete); `undefined` when not held. */
   releaseCommand(threw: boolean): PendingCommand<unknown> | undefined {
+    const pending = this.sendRelease(threw);
+    if (!pending) return undefined;
+    const timeoutMs = this.options.commandTimeoutMs;
+    return new PendingCommand(pending, timeoutMs, this.releaseSentPerf + timeoutMs);
+  }
+
+  /** @internal Sends the release with no timeout of its own (its deadline is `releaseSentPerf + commandTimeoutMs`); `undefined` when not held. */
+  sendRelease(threw: boolean): Promise<unknown> | undefined {
     if (this.state !== 'held') return undefined;
     this.threw = threw;
     this.state = 'released';
@@ -201,8 +229,7 @@ export class RedisLock extends LockState {
       // A client that throws instead of rejecting: the release fails as a rejection would, with its sample.
       pending = Promise.reject(error);
     }
-    const timeoutMs = this.options.commandTimeoutMs;
-    return new PendingCommand(pending, timeoutMs, this.releaseSentPerf + timeoutMs);
+    return pending;
   }
 
   /** @internal The release's reply: true when our lock was deleted. */

@@ -1,3 +1,4 @@
+import { CommandTimeoutError, unwatch, watch, type Watched } from '../deadline.js';
 import { LockLostError } from '../errors.js';
 import type { LockClient } from './client.js';
 import type { LockOptions } from './options.js';
@@ -26,62 +27,215 @@ import { isNoScript } from './scripts.js';
  *   return createOrder(id, { signal: lock.signal });
  * }, { ttlMs: 10_000, recorder, retry: { count: 5, delayMs: 200 } });
  */
-export async function withLock<T>(
+export function withLock<T>(
   redis: LockClient,
   key: string,
   fn: (lock: RedisLock) => T | Promise<T>,
   options: LockOptions,
 ): Promise<T> {
-  // lock.acquire() and lock.release(), written out: each async layer costs CPU and memory per lock.
-  const lock = new RedisLock(redis, key, options);
-  lock.begin();
-  const signal = options.signal;
-  const attempt = lock.attempt(signal);
-  let reply: unknown;
+  const promise = new Promise<T>(capture);
+  const resolve = capturedResolve as (value: T) => void;
+  const reject = capturedReject;
+  let lock: RedisLock;
   try {
-    reply = await attempt.reply;
+    lock = new RedisLock(redis, key, options);
+    lock.begin();
   } catch (error) {
-    attempt.done();
-    lock.acquireFailed(error);
+    reject(error);
+    return promise;
   }
-  attempt.done();
-  if (!lock.attempted(reply, signal)) {
-    await lock.pause(signal);
-    await lock.attemptUntilWon(signal);
-  }
-  let result: T;
-  try {
-    result = await fn(lock);
-  } catch (error) {
-    // The critical section's own error is what the caller needs; a release failure is in the sample.
-    await lock.finish(true).catch(() => undefined);
-    // Work stopped by lock.signal fails with an AbortError (or the reason itself): say why it was aborted.
-    const reason = lock.signal.aborted ? (lock.signal.reason as unknown) : undefined;
-    if (options.throwOnLockLost && reason instanceof LockLostError && abortedBy(error, reason)) throw reason;
-    throw error;
-  }
-  // lock.finish(false), written out as finish() has it.
-  let stillHeld = false;
-  const release = lock.releaseCommand(false);
-  if (release) {
-    let deleted: unknown;
-    let replied = false;
+  new LockCycle(lock, fn, options, resolve, reject).start();
+  return promise;
+}
+
+// The promise executor's resolve and reject, taken without a closure per call.
+let capturedResolve: (value: unknown) => void = () => undefined;
+let capturedReject: (error: unknown) => void = () => undefined;
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve as (value: unknown) => void;
+  capturedReject = reject;
+}
+
+// What a cycle is waiting for; NOTHING after a timeout, so that the late reply changes nothing.
+const NOTHING = 0;
+const ACQUIRE = 1;
+const SECTION = 2;
+const RELEASE = 3;
+
+/**
+ * One `withLock` call, step by step: send SET, run `fn`, send the release, settle. Written as callbacks
+ * on the replies rather than an async function: its awaits, and a promise per command for its timeout,
+ * cost more CPU and memory than the lock's own work. The cycle is its own watchdog node: a command that
+ * times out fails the step it was sent for, as a rejected reply would. Uncommon paths (retries, errors)
+ * are handed to the async methods of {@link RedisLock}.
+ */
+class LockCycle<T> implements Watched {
+  prev: Watched = this;
+  next: Watched = this;
+  deadline = 0;
+  private waitingFor = NOTHING;
+  private result: T | undefined;
+  private readonly onReply = (value: unknown): void => this.replied(value);
+  private readonly onError = (error: unknown): void => this.rejected(error);
+
+  constructor(
+    private readonly lock: RedisLock,
+    private readonly fn: (lock: RedisLock) => T | Promise<T>,
+    private readonly options: LockOptions,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  start(): void {
+    let pending: Promise<unknown>;
     try {
-      deleted = await release.reply;
-      replied = true;
+      pending = this.lock.sendAttempt(this.options.signal);
     } catch (error) {
-      release.done();
-      stillHeld = isNoScript(error) ? await lock.releaseByEval() : lock.releaseFailed(error);
+      this.reject(error);
+      return;
     }
-    if (replied) {
-      release.done();
-      stillHeld = lock.released(deleted);
+    this.send(ACQUIRE, pending);
+  }
+
+  /** The watchdog's verdict, after it stopped watching: the step fails as on a rejected reply, out of the timer. */
+  timeOut(): void {
+    const step = this.waitingFor;
+    this.waitingFor = NOTHING;
+    const error = new CommandTimeoutError(this.lock.commandTimeoutMs);
+    queueMicrotask(() => this.failed(step, error));
+  }
+
+  private send(step: number, pending: Promise<unknown>): void {
+    this.waitingFor = step;
+    void pending.then(this.onReply, this.onError);
+    if (this.lock.commandTimeoutMs === 0) return;
+    this.deadline = step === ACQUIRE ? this.lock.attemptDeadline : this.lock.releaseDeadline;
+    watch(this);
+  }
+
+  private replied(value: unknown): void {
+    const step = this.waitingFor;
+    if (step === NOTHING) return; // after its timeout
+    this.waitingFor = NOTHING;
+    if (step === SECTION) {
+      this.result = value as T;
+      this.release();
+      return;
+    }
+    unwatch(this);
+    if (step === ACQUIRE) this.acquired(value);
+    else this.released(value);
+  }
+
+  private rejected(error: unknown): void {
+    const step = this.waitingFor;
+    if (step === NOTHING) return; // after its timeout
+    this.waitingFor = NOTHING;
+    this.failed(step, error);
+  }
+
+  private failed(step: number, error: unknown): void {
+    if (step === SECTION) return this.sectionFailed(error);
+    unwatch(this);
+    if (step === RELEASE) return this.releaseFailed(error);
+    try {
+      this.lock.acquireFailed(error);
+    } catch (failure) {
+      this.reject(failure);
     }
   }
-  if (!stillHeld && options.throwOnLockLost) {
-    throw lock.signal.reason instanceof LockLostError ? lock.signal.reason : new LockLostError(key, lock.ttlMs, lock.heldMs);
+
+  private acquired(reply: unknown): void {
+    const lock = this.lock;
+    const signal = this.options.signal;
+    let won: boolean;
+    try {
+      won = lock.attempted(reply, signal);
+    } catch (error) {
+      this.reject(error);
+      return;
+    }
+    if (won) return this.run();
+    lock.pause(signal).then(() => lock.attemptUntilWon(signal)).then(() => this.run(), this.reject);
   }
-  return result;
+
+  private run(): void {
+    let value: T | Promise<T>;
+    try {
+      value = this.fn(this.lock);
+    } catch (error) {
+      return this.sectionFailed(error);
+    }
+    // Only an object can be a promise (or a thenable): anything else is the result now, with no turn to wait.
+    if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
+      this.waitingFor = SECTION;
+      void Promise.resolve(value).then(this.onReply, this.onError);
+      return;
+    }
+    this.result = value;
+    this.release();
+  }
+
+  private sectionFailed(error: unknown): void {
+    afterSectionThrew(this.lock, error, this.options).catch(this.reject);
+  }
+
+  private release(): void {
+    let pending: Promise<unknown> | undefined;
+    try {
+      pending = this.lock.sendRelease(false);
+    } catch (error) {
+      this.reject(error);
+      return;
+    }
+    if (pending) this.send(RELEASE, pending);
+    else this.end(false);
+  }
+
+  private released(deleted: unknown): void {
+    let stillHeld: boolean;
+    try {
+      stillHeld = this.lock.released(deleted);
+    } catch (error) {
+      this.reject(error);
+      return;
+    }
+    this.end(stillHeld);
+  }
+
+  private releaseFailed(error: unknown): void {
+    if (isNoScript(error)) {
+      this.lock.releaseByEval().then((stillHeld) => this.end(stillHeld), this.reject);
+      return;
+    }
+    let stillHeld: boolean;
+    try {
+      stillHeld = this.lock.releaseFailed(error);
+    } catch (failure) {
+      this.reject(failure);
+      return;
+    }
+    this.end(stillHeld);
+  }
+
+  private end(stillHeld: boolean): void {
+    const lock = this.lock;
+    if (!stillHeld && this.options.throwOnLockLost) {
+      this.reject(lock.signal.reason instanceof LockLostError ? lock.signal.reason : new LockLostError(lock.key, lock.ttlMs, lock.heldMs));
+    } else {
+      this.resolve(this.result as T);
+    }
+  }
+}
+
+/** After the critical section threw: releases, and rejects with what the caller needs to see. */
+async function afterSectionThrew(lock: RedisLock, error: unknown, options: LockOptions): Promise<never> {
+  // The critical section's own error is what the caller needs; a release failure is in the sample.
+  await lock.finish(true).catch(() => undefined);
+  // Work stopped by lock.signal fails with an AbortError (or the reason itself): say why it was aborted.
+  const reason = lock.signal.aborted ? (lock.signal.reason as unknown) : undefined;
+  if (options.throwOnLockLost && reason instanceof LockLostError && abortedBy(error, reason)) throw reason;
+  throw error;
 }
 
 /** Whether `error` is the abort `reason` surfacing: the reason itself, an error caused by it, or an AbortError. */
