@@ -87,14 +87,12 @@ class LockCycle<T> implements Watched {
   ) {}
 
   start(): void {
-    let pending: Promise<unknown>;
     try {
-      pending = this.lock.sendAttempt(this.options.signal);
+      this.send(ACQUIRE, this.lock.sendAttempt(this.options.signal));
     } catch (error) {
+      // An abort before the first attempt, or a client that throws (or returns no promise): a rejection, as from an async function.
       this.reject(error);
-      return;
     }
-    this.send(ACQUIRE, pending);
   }
 
   /** The watchdog's verdict, after it stopped watching: the step fails as on a rejected reply, out of the timer. */
@@ -107,7 +105,13 @@ class LockCycle<T> implements Watched {
 
   private send(step: number, pending: Promise<unknown>): void {
     this.waitingFor = step;
-    void pending.then(this.onReply, this.onError);
+    try {
+      void pending.then(this.onReply, this.onError);
+    } catch (error) {
+      // A client that answered with no promise: the step fails as on a rejected reply (this may run in a reply's callback).
+      this.waitingFor = NOTHING;
+      return this.failed(step, error);
+    }
     if (this.lock.commandTimeoutMs === 0) return;
     this.deadline = step === ACQUIRE ? this.lock.attemptDeadline : this.lock.releaseDeadline;
     watch(this);
@@ -169,7 +173,13 @@ class LockCycle<T> implements Watched {
     // Only an object can be a promise (or a thenable): anything else is the result now, with no turn to wait.
     if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
       this.waitingFor = SECTION;
-      void Promise.resolve(value).then(this.onReply, this.onError);
+      try {
+        void Promise.resolve(value).then(this.onReply, this.onError);
+      } catch (error) {
+        // A promise whose `constructor` or `then` throws: the section failed, as `await` would have it.
+        this.waitingFor = NOTHING;
+        this.sectionFailed(error);
+      }
       return;
     }
     this.result = value;
@@ -181,15 +191,14 @@ class LockCycle<T> implements Watched {
   }
 
   private release(): void {
-    let pending: Promise<unknown> | undefined;
+    // Released by `fn` itself: nothing to send.
+    if (!this.lock.releasable) return this.end(false);
     try {
-      pending = this.lock.sendRelease(false);
+      this.send(RELEASE, this.lock.sendRelease(false)!);
     } catch (error) {
+      // A client that returns no promise: a rejection, as from an async function.
       this.reject(error);
-      return;
     }
-    if (pending) this.send(RELEASE, pending);
-    else this.end(false);
   }
 
   private released(deleted: unknown): void {

@@ -7,7 +7,7 @@ import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
 // withLock times its commands out itself (not through PendingCommand): a stalled Redis must still fail
 // the step the command was sent for, once, with its sample, and the late reply must change nothing.
-// DEBUG SLEEP stalls the whole server, so these run against one of their own.
+// A paused Redis stalls every client, so these run against one of their own.
 let server: RedisServer;
 let client: Redis;
 let admin: Redis;
@@ -27,21 +27,22 @@ afterAll(async () => {
   await server.stop();
 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// Redis answers no client for 600 ms from the moment this resolves (CLIENT PAUSE replies once in force).
+const stall = () => admin.call('CLIENT', 'PAUSE', '600');
 
 describe('withLock under a command timeout', () => {
   it('an acquire with no reply in time fails as a Redis error, with one sample, and its late reply is released', async () => {
     const recorder = new MemoryRecorder();
-    void admin.call('DEBUG', 'SLEEP', '0.4');
-    await sleep(20);
+    await stall();
     const started = performance.now();
     let ran = false;
     const error = await withLock(client, 'stall:lock:1', () => (ran = true), { ttlMs: 5000, commandTimeoutMs: 150, recorder }).catch((e: unknown) => e);
-    expect(performance.now() - started).toBeLessThan(350);
+    expect(performance.now() - started).toBeLessThan(550);
     expect(error).toBeInstanceOf(LockRedisError);
     expect((error as LockRedisError).operation).toBe('acquire');
     expect((error as LockRedisError).cause).toBeInstanceOf(CommandTimeoutError);
     expect(ran).toBe(false);
-    await sleep(450);
+    await sleep(650);
     // The SET reached Redis after the timeout: the release queued for that case deleted it.
     expect(await admin.exists('stall:lock:1')).toBe(0);
     expect(recorder.samples.map((s) => s.outcome)).toEqual(['error']);
@@ -52,15 +53,14 @@ describe('withLock under a command timeout', () => {
     const recorder = new MemoryRecorder();
     const started = performance.now();
     const error = await withLock(client, 'stall:lock:2', async () => {
-      void admin.call('DEBUG', 'SLEEP', '0.4');
-      await sleep(20);
+      await stall();
       return 'done';
     }, { ttlMs: 5000, commandTimeoutMs: 150, recorder }).catch((e: unknown) => e);
-    expect(performance.now() - started).toBeLessThan(350);
+    expect(performance.now() - started).toBeLessThan(550);
     expect(error).toBeInstanceOf(LockRedisError);
     expect((error as LockRedisError).operation).toBe('release');
     expect((error as LockRedisError).cause).toBeInstanceOf(CommandTimeoutError);
-    await sleep(450);
+    await sleep(650);
     expect(recorder.samples.map((s) => [s.outcome, s.threw])).toEqual([['error', false]]);
     expect(unhandled).toEqual([]);
   });
@@ -69,12 +69,11 @@ describe('withLock under a command timeout', () => {
     const recorder = new MemoryRecorder();
     const thrown = new Error('out of stock');
     const error = await withLock(client, 'stall:lock:3', async () => {
-      void admin.call('DEBUG', 'SLEEP', '0.4');
-      await sleep(20);
+      await stall();
       throw thrown;
     }, { ttlMs: 5000, commandTimeoutMs: 150, recorder }).catch((e: unknown) => e);
     expect(error).toBe(thrown);
-    await sleep(450);
+    await sleep(650);
     expect(recorder.samples.map((s) => [s.outcome, s.threw])).toEqual([['error', true]]);
   });
 
