@@ -87,4 +87,20 @@ describe('withLock under a command timeout', () => {
     expect(recorder.samples.map((s) => s.outcome)).toEqual(['released', 'released', 'released', 'released']);
     expect(await admin.exists('stall:lock:4')).toBe(0);
   });
+  it('a client that throws or returns no promise makes withLock reject, never throw, hang or leave an unhandled rejection', async () => {
+    const answers = { set: () => Promise.resolve('OK'), evalsha: () => Promise.resolve(1), eval: () => Promise.resolve(1) };
+    const broken = [
+      { ...answers, set: () => { throw new Error('client broke'); } },
+      { ...answers, set: () => undefined },
+      { ...answers, evalsha: () => undefined },
+    ];
+    for (const client of broken) {
+      let call: Promise<unknown> | undefined;
+      expect(() => (call = withLock(client as never, 'broken:lock:1', () => 1, { ttlMs: 1000 }))).not.toThrow();
+      const outcome = await Promise.race([call!.then(() => 'resolved', (e: unknown) => e), sleep(500).then(() => 'hung')]);
+      expect(outcome).toBeInstanceOf(Error);
+    }
+    await sleep(20);
+    expect(unhandled).toEqual([]);
+  });
 });
