@@ -1,5 +1,5 @@
 import { LEASE_LIBRARIES, MAX_RENEWAL_GAPS, type RenewalTimings } from '../sample/sample.js';
-import { encodeRollup, type LeaseParts } from '../store/histogram/codec.js';
+import { encodeRollup, type EncodableHistogram, type LeaseParts } from '../store/histogram/codec.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
 import type { FoldedRollup } from '../store/input.js';
 import type { RollupValues } from '../store/rollup.js';
@@ -45,6 +45,49 @@ function add(counts: Map<number, number>, value: number): void {
   counts.set(value, (counts.get(value) ?? 0) + 1);
 }
 
+/**
+ * The wait histogram of a pattern-hour: most locks are won at the first try, so
+ * a wait of 0 is counted here in one increment (bucket 0 holds 0 alone), the
+ * others in a paged histogram. A paged insert cost as much as the rest of the
+ * wait's share of a `record()`.
+ */
+export class WaitHistogram implements EncodableHistogram {
+  zeros = 0;
+  private readonly others = new PagedHistogram();
+
+  get totalCount(): number {
+    return this.zeros + this.others.totalCount;
+  }
+
+  get minValue(): number {
+    return this.zeros > 0 ? 0 : this.others.minValue;
+  }
+
+  get maxValue(): number {
+    return this.others.maxValue;
+  }
+
+  get bucketCount(): number {
+    return this.others.bucketCount + (this.zeros > 0 ? 1 : 0);
+  }
+
+  /** Records one wait (µs, a whole number from `toMicros`). */
+  record(us: number): void {
+    if (us === 0) this.zeros++;
+    else this.others.record(us);
+  }
+
+  forEachBucket(visit: (index: number, count: number) => void): void {
+    if (this.zeros > 0) visit(0, this.zeros);
+    this.others.forEachBucket(visit);
+  }
+
+  reset(): void {
+    this.zeros = 0;
+    this.others.reset();
+  }
+}
+
 /** A pattern of one instance, and its hours in memory (usually one: the current). */
 export class Series {
   current: PatternHour | undefined;
@@ -69,7 +112,7 @@ export class PatternHour {
   /** Samples on a pattern not seen released yet (`watch`). */
   unconfirmed = 0;
   readonly hold = new PagedHistogram();
-  readonly wait = new PagedHistogram();
+  readonly wait = new WaitHistogram();
   /** Holds whose end was not seen (made on the first), at how long they were seen held. */
   censored: PagedHistogram | undefined;
   /** Renewed holds' renewals (made on the first). */
