@@ -14,7 +14,7 @@ import { encodeSealedWrite } from './writer/wire.js';
 const MAX_WRITES_IN_FLIGHT = 2;
 // Seals are paced by volume too, not only by the timer: a burst is written while it is recorded (each seal costs the
 // writer a transaction and a merge per pattern-hour). A busy writer is asked again RECHECK_EVERY samples later; a seal resets both.
-const SEAL_EVERY_SAMPLES = 131_072;
+const SEAL_EVERY_SAMPLES = 262_144;
 const RECHECK_EVERY = 4096;
 
 /**
