@@ -30,7 +30,7 @@ interface Pass {
  * caller hands it): the process's CPU time counts that work too, the thread's
  * only what the caller pays. (Node 20 has no `process.threadCpuUsage`.)
  */
-function threadCpuNs(): number {
+export function threadCpuNs(): number {
   try {
     return Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]);
   } catch {
