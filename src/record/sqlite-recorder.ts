@@ -4,8 +4,9 @@ import { aggregatorFor, type Aggregator, FOLD } from './aggregator.js';
 import { Conditions } from './conditions.js';
 import { bindToProcess, loopEndFlush } from './lifetime.js';
 import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecorderOptions } from './recorder-options.js';
+import { FOLD_AS_IS, SampleQueue } from './sample-queue.js';
 import type { LockSample, ObservationGap, RecorderStats, SampleRecorder } from '../sample/sample.js';
-import { WarnOnce, type RecorderWarning } from '../sample/warn-once.js';
+import { WarnOnce } from '../sample/warn-once.js';
 import { SHARED, stopCommits, waitUntilClosed, type FromWriter, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit } from './writer/protocol.js';
 import { spawnWriterThread } from './writer/spawn.js';
 import { encodeSealedWrite } from './writer/wire.js';
@@ -52,6 +53,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
 
   private readonly options: ResolvedRecorderOptions;
   private readonly aggregator: Aggregator;
+  private readonly queue = new SampleQueue();
   private recorded = 0;
   /** Samples lost to the statistics on this side: invalid, closed, no room, or never confirmed by the writer. */
   private droppedHere = 0;
@@ -95,22 +97,31 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   }
 
   /**
-   * Folds one sample into its pattern-hour. Synchronous, O(1), never throws:
-   * an invalid sample (see `SAMPLE_LIMITS`) or one recorded after close is
-   * dropped and counted, alone.
+   * Folds one sample into its pattern-hour (queued first: see `SampleQueue`). Synchronous, O(1), never
+   * throws: an invalid sample (see `SAMPLE_LIMITS`) or one recorded after close is dropped and counted, alone.
    */
   record(sample: LockSample): void {
     this.recorded++;
-    const code = this.aggregator.foldSafely(sample, this.closed);
-    if (code !== FOLD.counted) {
-      this.droppedHere++;
-      if (!this.closed) {
-        if (code === FOLD.invalid) this.warnOnce('invalid-sample', `Dropped an invalid sample: ${this.aggregator.lastRefusal}`);
-        else this.warnOnce('buffer-full', `Dropping samples: ${this.aggregator.lastRefusal}`);
-      }
-      return;
-    }
-    if (this.aggregator.unsealed >= this.sealAt || this.aggregator.pendingRawRows >= this.rawAt) this.onVolume();
+    let code = this.closed ? FOLD.noRoom : this.queue.takeSafely(sample);
+    if (code === FOLD_AS_IS) {
+      this.foldQueued();
+      code = this.aggregator.foldSafely(sample, false);
+    } else if (code === FOLD.invalid) this.aggregator.lastRefusal = this.queue.refusal;
+    else if (this.queue.full) this.foldQueued();
+    if (code !== FOLD.counted) this.refused(code);
+    else if (this.aggregator.unsealed + this.queue.length >= this.sealAt || this.aggregator.pendingRawRows >= this.rawAt) this.onVolume();
+  }
+
+  /** Folds the queued samples (see `SampleQueue`): before a seal, and before anything reads what they add up to. */
+  private foldQueued(): void {
+    for (let refused = this.queue.length > 0 ? this.queue.foldInto(this.aggregator) : 0; refused > 0; refused--) this.refused(FOLD.noRoom);
+  }
+
+  /** A sample dropped: counted, and reported once per kind (not after close, where dropping is the rule). */
+  private refused(code: number): void {
+    this.droppedHere++;
+    const invalid = code === FOLD.invalid;
+    if (!this.closed) this.warnings.warn(invalid ? 'invalid-sample' : 'buffer-full', `${invalid ? 'Dropped an invalid sample' : 'Dropping samples'}: ${this.aggregator.lastRefusal}`);
   }
 
   /**
@@ -118,6 +129,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
    * `flushBatchSize` raw rows, a seal goes to it at once (a burst on one event-loop turn would wait for the timer or close).
    */
   private onVolume(): void {
+    this.foldQueued();
     try {
       if (!this.worker) this.ensureWorker();
       if (this.aggregator.unsealed >= SEAL_EVERY_SAMPLES || this.aggregator.pendingRawRows >= this.options.flushBatchSize) {
@@ -125,7 +137,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
         this.dispatch();
       }
     } catch (error) {
-      this.warnOnce('write-failed', `Could not hand samples to the writer: ${(error as Error).message}`, error);
+      this.warnings.warn('write-failed', `Could not hand samples to the writer: ${(error as Error).message}`, error);
     }
     const { unsealed, pendingRawRows } = this.aggregator;
     this.sealAt = unsealed >= SEAL_EVERY_SAMPLES ? unsealed + RECHECK_EVERY : SEAL_EVERY_SAMPLES;
@@ -139,11 +151,12 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       kept = !this.closed && this.aggregator.addGap(gap);
     } catch {} // a hostile object's getter: refused like any malformed gap
     if (kept) this.drainRequested = true;
-    else if (!this.closed) this.warnOnce('invalid-sample', 'Dropped an invalid (or the 1,001st pending) observation gap');
+    else if (!this.closed) this.warnings.warn('invalid-sample', 'Dropped an invalid (or the 1,001st pending) observation gap');
   }
 
   /** Current counters; see {@link RecorderStats}. */
   stats(): RecorderStats {
+    this.foldQueued(); // what they add up to: the pattern overflow, the samples without room
     Atomics.load(this.flags, SHARED.progress); // orders the reads below after the writer's last update
     const written = this.totals[SHARED.written]!;
     const dropped = this.droppedHere + this.totals[SHARED.dropped]!;
@@ -184,7 +197,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.sendSeal(true);
     const worker = this.worker;
     if (worker) {
-      this.post({ type: 'close', timeoutMs: Math.max(0, deadline - Date.now()), counters: this.counters() });
+      this.worker?.postMessage({ type: 'close', timeoutMs: Math.max(0, deadline - Date.now()), counters: this.counters() } satisfies ToWriter);
       await this.conditions.waitFor(() => Atomics.load(this.flags, SHARED.closed) === 1, Math.max(0, deadline - Date.now()) + 100);
     }
     this.settle();
@@ -203,7 +216,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.sendSeal(true);
     if (this.worker) {
       const deadline = Date.now() + this.options.flushTimeoutMs;
-      this.post({ type: 'close', timeoutMs: this.options.flushTimeoutMs, counters: this.counters() });
+      this.worker?.postMessage({ type: 'close', timeoutMs: this.options.flushTimeoutMs, counters: this.counters() } satisfies ToWriter);
       // The writer runs on its own thread: it keeps writing while this one waits.
       waitUntilClosed(this.flags, deadline);
     }
@@ -235,7 +248,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.rawDroppedHere += rawUnconfirmed;
     this.rawDispatched -= rawUnconfirmed;
     if (unconfirmed > 0) {
-      this.warnOnce('write-failed', `${unconfirmed} sample(s) not confirmed by the writer (file locked or slow past flushTimeoutMs, or the writer stopped); dropped`);
+      this.warnings.warn('write-failed', `${unconfirmed} sample(s) not confirmed by the writer (file locked or slow past flushTimeoutMs, or the writer stopped); dropped`);
     }
   }
 
@@ -249,6 +262,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   /** Seals the aggregates (all hours when `final`) and hands the result to the writer thread. */
   private sendSeal(final: boolean): void {
     let write: SealedWrite;
+    this.foldQueued();
     try {
       const { batches, samples } = this.aggregator.seal(Date.now(), final);
       write = { batches, samples, rawRows: batches.reduce((sum, b) => sum + b.raw.length, 0) };
@@ -256,7 +270,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       this.rawAt = this.options.flushBatchSize;
     } catch (error) {
       // Not expected: encoding plain numbers. Counted rather than thrown into a timer.
-      this.warnOnce('write-failed', `Could not seal the recorded samples: ${(error as Error).message}`, error);
+      this.warnings.warn('write-failed', `Could not seal the recorded samples: ${(error as Error).message}`, error);
       return;
     }
     this.aggregator.reportLimits(this.warnings);
@@ -270,7 +284,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.dispatched += write.samples;
     this.rawDispatched += write.rawRows;
     this.batchesSent++;
-    this.post({ type: 'batch', wire, counters: this.counters() }, [wire]);
+    this.worker?.postMessage({ type: 'batch', wire, counters: this.counters() } satisfies ToWriter, [wire]);
   }
 
   /** Seals the writer has not finished with, read from shared memory: right even while this thread's event loop is busy. */
@@ -279,15 +293,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   }
 
   private counters(): RecorderCounters {
-    return {
-      recorded: this.recorded,
-      droppedBeforeWriter: this.droppedHere,
-      rawDroppedBeforeWriter: this.aggregator.rawDropped + this.rawDroppedHere,
-    };
-  }
-
-  private post(message: ToWriter, transfer: ArrayBuffer[] = []): void {
-    this.worker?.postMessage(message, transfer);
+    return { recorded: this.recorded, droppedBeforeWriter: this.droppedHere, rawDroppedBeforeWriter: this.aggregator.rawDropped + this.rawDroppedHere };
   }
 
   private ensureWorker(): Worker | undefined {
@@ -297,7 +303,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       const init: WriterInit = { path, instance, maxPatterns, busyTimeoutMs, maxDatabaseBytes, retainMs, shared: this.shared };
       const worker = spawnWriterThread(init, {
         onMessage: (message) => this.onWriterMessage(message),
-        onError: (error) => this.warnOnce('write-failed', `The recorder's writer thread failed: ${error.message}`, error),
+        onError: (error) => this.warnings.warn('write-failed', `The recorder's writer thread failed: ${error.message}`, error),
         onExit: () => {
           if (this.worker !== worker) return;
           // Died unexpectedly: what it had not confirmed is lost; a new thread starts with the next seal.
@@ -310,20 +316,14 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
       this.worker = worker;
       return worker;
     } catch (error) {
-      this.warnOnce('write-failed', `Cannot start the recorder's writer thread: ${(error as Error).message}`, error);
+      this.warnings.warn('write-failed', `Cannot start the recorder's writer thread: ${(error as Error).message}`, error);
       return undefined;
     }
   }
 
   private onWriterMessage(message: FromWriter): void {
     if (message.type === 'progress') this.dispatch();
-    else if (message.type === 'warning') {
-      this.warnOnce(message.warning.kind, message.warning.message);
-    }
+    else if (message.type === 'warning') this.warnings.warn(message.warning.kind, message.warning.message);
     this.conditions.recheck();
-  }
-
-  private warnOnce(kind: RecorderWarning['kind'], message: string, cause?: unknown): void {
-    this.warnings.warn(kind, message, cause);
   }
 }
