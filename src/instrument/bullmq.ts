@@ -18,8 +18,11 @@
 
 const STALLED = 'stalled';
 
-/** The `<stem>stalled` key of a BullMQ worker script's call, or `undefined` when the call is not one. */
-export function bullmqStalledKey(keys: readonly string[], argv: readonly string[]): string | undefined {
+/**
+ * The `<stem>stalled` key of a BullMQ worker script's call, or `undefined` when the call is not one.
+ * `args[from]` on are its ARGV, as the client sends them (strings, bytes or numbers).
+ */
+export function bullmqStalledKey(keys: readonly string[], args: readonly unknown[], from = 0): string | undefined {
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const stemLength = key.length - STALLED.length;
@@ -27,7 +30,10 @@ export function bullmqStalledKey(keys: readonly string[], argv: readonly string[
     if (stemLength < 4 || !key.endsWith(STALLED) || key.charCodeAt(stemLength - 1) !== 58 /* : */ || key.lastIndexOf(':', stemLength - 2) <= 0) continue;
     const stem = key.slice(0, stemLength);
     for (let j = 0; j < keys.length; j++) if (j !== i && keys[j]!.startsWith(stem)) return key;
-    for (const arg of argv) if (arg === stem) return key;
+    for (let j = from; j < args.length; j++) {
+      const arg = args[j];
+      if (arg === stem || (Buffer.isBuffer(arg) && arg.toString('utf8') === stem)) return key;
+    }
   }
   return undefined;
 }

@@ -14,8 +14,9 @@ export type LockOp = 'acquire' | 'release' | 'extend' | 'script' | 'bullmq';
  * - `extend`: a TTL set on a held lock: an extend script or `SET … XX PX` with the token, or
  *   `PEXPIRE`/`EXPIRE` (`token` undefined); `library` when the script is a lock library's own
  *   (node-redlock's extend, redis-semaphore's refresh);
- * - `script`: a script we do not know, sent by SHA1 (`argv`): a release or extend when its keys and
- *   ARGV[1] match a held lock — the tracker then makes it one;
+ * - `script`: a script we do not know, sent by SHA1, whose ARGV is a token (`token`) and perhaps a TTL
+ *   (`ttlMs`): a release (the token alone) or an extend when its keys and token match a held lock — the
+ *   tracker then makes it one;
  * - `bullmq`: one of BullMQ's worker scripts, which take its job locks out of our sight (see
  *   `bullmq.ts`); `stalledKey` names the queue.
  *
@@ -38,16 +39,15 @@ export class LockCommand {
     public ttlMs: number | undefined,
     readonly byScript: boolean | undefined,
     readonly library: LeaseLibrary | undefined,
-    readonly argv: readonly string[] | undefined,
     readonly stalledKey: string | undefined,
   ) {}
 }
 
 const acquire = (keys: readonly string[], token: string, ttlMs: number, byScript: boolean) =>
-  new LockCommand('acquire', keys, token, ttlMs, byScript, undefined, undefined, undefined);
-const release = (keys: readonly string[], token: string | undefined) => new LockCommand('release', keys, token, undefined, undefined, undefined, undefined, undefined);
+  new LockCommand('acquire', keys, token, ttlMs, byScript, undefined, undefined);
+const release = (keys: readonly string[], token: string | undefined) => new LockCommand('release', keys, token, undefined, undefined, undefined, undefined);
 const extend = (keys: readonly string[], token: string | undefined, ttlMs: number, library: LeaseLibrary | undefined) =>
-  new LockCommand('extend', keys, token, ttlMs, undefined, library, undefined, undefined);
+  new LockCommand('extend', keys, token, ttlMs, undefined, library, undefined);
 
 /** How a command name is read: the commands worth a closer look. Everything else costs a comparison or two. */
 export type Verb = 'set' | 'eval' | 'evalsha' | 'expire' | 'pexpire' | 'del' | 'script';
@@ -195,12 +195,15 @@ function readScript(verb: 'eval' | 'evalsha', args: readonly unknown[]): LockCom
   for (let i = 2; i < first; i++) keys.push(text(args[i])!);
   const known = verb === 'eval' ? scriptOfText(script) : scriptOfSha(script);
   if (known === undefined || known.kind === 'other') {
-    // Only a script we do not know needs its ARGV as a list (a lock library's own is read in place).
-    const argv: string[] = [];
-    for (let i = first; i < args.length; i++) argv.push(text(args[i])!);
-    const stalledKey = bullmqStalledKey(keys, argv);
-    if (stalledKey !== undefined) return new LockCommand('bullmq', keys, undefined, undefined, undefined, undefined, undefined, stalledKey);
-    return known === undefined ? new LockCommand('script', keys, undefined, undefined, undefined, undefined, argv, undefined) : undefined;
+    const stalledKey = bullmqStalledKey(keys, args, first);
+    if (stalledKey !== undefined) return new LockCommand('bullmq', keys, undefined, undefined, undefined, undefined, stalledKey);
+    if (known !== undefined) return undefined;
+    // A script we do not know can be a release (its ARGV the token alone) or an extend (the token and a TTL
+    // in ms); anything longer is neither. Read in place: no list of its ARGV is made.
+    const argc = args.length - first;
+    const ttlMs = argc === 2 ? integer(text(args[first + 1])) : undefined;
+    if (argc > 2 || (argc === 2 && ttlMs === undefined)) return undefined;
+    return new LockCommand('script', keys, token, ttlMs, undefined, undefined, undefined);
   }
   switch (known.kind) {
     case 'acquire': {

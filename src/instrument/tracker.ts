@@ -95,17 +95,11 @@ export class LockTracker {
       case 'release':
       case 'extend':
         break;
-      case 'script': {
-        // An unknown script on a held lock's keys and token: ARGV[2] a TTL → extend, nothing more → release.
-        const argv = command.argv!;
-        const token = argv[0];
-        if (token === undefined || argv.length > 2 || !this.holds.find(command.keys[0]!, token)) return undefined;
-        if (argv.length === 2 && !/^\d{1,15}$/.test(argv[1]!)) return undefined;
-        command.op = argv.length === 1 ? 'release' : 'extend';
-        command.token = token;
-        if (argv.length === 2) command.ttlMs = Number(argv[1]);
+      case 'script':
+        // An unknown script on a held lock's keys and token: with a TTL an extend, with the token alone a release.
+        if (!this.holds.find(command.keys[0]!, command.token!)) return undefined;
+        command.op = command.ttlMs === undefined ? 'release' : 'extend';
         break;
-      }
       case 'bullmq':
         this.options.onBullmq(command.stalledKey!);
         return undefined;

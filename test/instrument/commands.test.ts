@@ -91,7 +91,10 @@ describe('reading commands', () => {
     expect(read('eval', EXTEND.source, 1, 'k', 't', 500)).toEqual({ op: 'extend', keys: ['k'], token: 't', ttlMs: 500 });
     expect(read('evalsha', EXTEND.sha, 1, 'k', 't', 500)).toEqual({ op: 'extend', keys: ['k'], token: 't', ttlMs: 500 });
     const unknown = 'f'.repeat(40);
-    expect(read('evalsha', unknown, 2, 'a', 'b', 't')).toEqual({ op: 'script', keys: ['a', 'b'], argv: ['t'] });
+    expect(read('evalsha', unknown, 2, 'a', 'b', 't')).toEqual({ op: 'script', keys: ['a', 'b'], token: 't' });
+    expect(read('evalsha', unknown, 1, 'a', 't', '500')).toEqual({ op: 'script', keys: ['a'], token: 't', ttlMs: 500 });
+    // Neither a release nor an extend: a third ARGV, or a second that is no TTL.
+    expect([read('evalsha', unknown, 1, 'a', 't', 500, 'x'), read('evalsha', unknown, 1, 'a', 't', '5s')]).toEqual([undefined, undefined]);
     // SCRIPT LOAD teaches a SHA1 too
     const custom = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return -1`;
     expect(read('evalsha', sha1(custom), 1, 'k', 't')).toMatchObject({ op: 'script' });
