@@ -26,8 +26,8 @@ export function bullmqStalledKey(keys: readonly string[], args: readonly unknown
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const stemLength = key.length - STALLED.length;
-    // `<prefix>:<queue>:stalled`: at least two colons before `stalled`.
-    if (stemLength < 4 || !key.endsWith(STALLED) || key.charCodeAt(stemLength - 1) !== 58 /* : */ || key.lastIndexOf(':', stemLength - 2) <= 0) continue;
+    // `<prefix>:<queue>:stalled`: at least two colons before `stalled`. Its last letter first: most keys end otherwise.
+    if (stemLength < 4 || key.charCodeAt(key.length - 1) !== 100 /* d */ || !key.endsWith(STALLED) || key.charCodeAt(stemLength - 1) !== 58 /* : */ || key.lastIndexOf(':', stemLength - 2) <= 0) continue;
     const stem = key.slice(0, stemLength);
     for (let j = 0; j < keys.length; j++) if (j !== i && keys[j]!.startsWith(stem)) return key;
     for (let j = from; j < args.length; j++) {
