@@ -88,9 +88,13 @@ export class KeyspaceTracker {
    * its bytes (a string stands for its UTF-8): keys that are not valid UTF-8 are locks too.
    */
   onEvent(node: string, db: number, key: string | Buffer, event: KeyspaceEvent, nowMs: number): void {
+    this.onKeyEvent(node, db, (typeof key === 'string' ? Buffer.from(key) : key).toString('latin1'), event, nowMs);
+  }
+
+  /** {@link onEvent} with the key's bytes as latin1, one character per byte: two keys are one only if their bytes are. */
+  onKeyEvent(node: string, db: number, key: string, event: KeyspaceEvent, nowMs: number): void {
     this.counts.events++;
-    // latin1 maps bytes to characters one to one: two keys are one only if their bytes are.
-    const id = `${node}\u0000${db}\u0000${typeof key === 'string' ? Buffer.from(key).toString('latin1') : key.toString('latin1')}`;
+    const id = `${node}\u0000${db}\u0000${key}`;
     const held = this.open.get(id);
     // Redisson takes its hash lock with HINCRBY then PEXPIRE in one script: two notifications in a row on its node.
     const hashTaken = this.hashTaken.get(node);
@@ -160,8 +164,9 @@ export class KeyspaceTracker {
     return n;
   }
 
-  private start(id: string, node: string, db: number, key: string | Buffer, event: 'set' | 'hincrby', nowMs: number): void {
-    const shown = typeof key === 'string' ? key : key.toString('utf8');
+  private start(id: string, node: string, db: number, latin1Key: string, event: 'set' | 'hincrby', nowMs: number): void {
+    const keyBytes = Buffer.from(latin1Key, 'latin1');
+    const shown = keyBytes.toString('utf8');
     // Set with a TTL and deleted like a lock, but known not to be one: never a sample.
     if (isLibraryNonLock(shown)) return;
     if (this.open.size >= this.options.maxOpen) {
@@ -173,8 +178,7 @@ export class KeyspaceTracker {
       node,
       db,
       key: shown,
-      // A copy: the notification's bytes are a view into a socket chunk of 64 KB or more, kept while the lock is held.
-      keyBytes: Buffer.from(key),
+      keyBytes,
       setMs: nowMs,
       at: Date.now(),
       ttlMs: undefined,

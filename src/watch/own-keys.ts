@@ -9,9 +9,10 @@ export const OWN_KEY_PREFIX = 'ttl-advisor:watch:';
 
 const OWN_KEY_PREFIX_BYTES = Buffer.from(OWN_KEY_PREFIX);
 
-/** Whether a key (its bytes) is one of `watch`'s own. */
-export function isOwnKey(key: Buffer): boolean {
-  return key.length >= OWN_KEY_PREFIX_BYTES.length && OWN_KEY_PREFIX_BYTES.compare(key, 0, OWN_KEY_PREFIX_BYTES.length) === 0;
+/** Whether the key in bytes `start`–`end` of `chunk` is one of `watch`'s own (nothing is copied). */
+export function isOwnKeyAt(chunk: Buffer, start: number, end: number): boolean {
+  const length = OWN_KEY_PREFIX_BYTES.length;
+  return end - start >= length && OWN_KEY_PREFIX_BYTES.compare(chunk, start, start + length) === 0;
 }
 
 const SLOTS = 16384;

@@ -1,6 +1,9 @@
 import { connect as connectTcp, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { closedText, connectionFailureText, noAnswerText } from '../redis-url.js';
+import { ReplyParser, type Reply } from './reply-parser.js';
+
+export { ReplyParser, type OnPmessage, type Reply } from './reply-parser.js';
 
 /**
  * A minimal RESP2 connection to one Redis node, for `watch`: a subscriber must
@@ -8,9 +11,6 @@ import { closedText, connectionFailureText, noAnswerText } from '../redis-url.js
  * connection dropped, on every master of a Cluster, whichever client library
  * the user has (or none). Commands are pipelined; replies come back in order.
  */
-
-/** A RESP2 reply: strings and errors as Buffers/Error, integers, nil, arrays. */
-export type Reply = Buffer | number | null | Error | Reply[];
 
 export interface NodeAddress {
   host: string;
@@ -20,115 +20,69 @@ export interface NodeAddress {
   password?: string | undefined;
 }
 
-/** Reads RESP2 replies out of a stream of chunks. */
-export class ReplyParser {
-  private buffer: Buffer = Buffer.alloc(0);
-  private pos = 0;
+/**
+ * Commands' bytes, appended to one buffer that is reused: a PTTL per lock costs no buffers of its own,
+ * only the copy of what one turn of the event loop sent, when it is written.
+ */
+class CommandBytes {
+  private bytes = Buffer.allocUnsafe(4096);
+  private length = 0;
 
-  constructor(private readonly onReply: (reply: Reply) => void) {}
+  get empty(): boolean {
+    return this.length === 0;
+  }
 
-  push(chunk: Buffer): void {
-    this.buffer = this.pos < this.buffer.length ? Buffer.concat([this.buffer.subarray(this.pos), chunk]) : chunk;
-    this.pos = 0;
-    for (;;) {
-      const start = this.pos;
-      const reply = this.read();
-      if (reply === undefined) {
-        this.pos = start;
-        return;
+  append(args: readonly (string | Buffer | number)[]): void {
+    this.line(0x2a, args.length);
+    for (const arg of args) {
+      if (Buffer.isBuffer(arg)) {
+        this.line(0x24, arg.length);
+        this.room(arg.length + 2);
+        this.length += arg.copy(this.bytes, this.length);
+      } else {
+        const s = typeof arg === 'string' ? arg : String(arg);
+        const n = Buffer.byteLength(s);
+        this.line(0x24, n);
+        this.room(n + 2);
+        this.length += this.bytes.write(s, this.length, n, 'utf8');
       }
-      this.onReply(reply);
+      this.bytes[this.length++] = 0x0d;
+      this.bytes[this.length++] = 0x0a;
     }
   }
 
-  /**
-   * One whole reply from `pos`, or `undefined` (and `pos` anywhere) when it has not all arrived.
-   * Strings are views of the chunk they came in, not copies: a caller that keeps one copies it.
-   */
-  private read(): Reply | undefined {
-    const buffer = this.buffer;
-    const type = buffer[this.pos];
-    switch (type) {
-      case undefined:
-        return undefined;
-      case 0x2b: // +
-      case 0x2d: {
-        // -
-        const end = buffer.indexOf(0x0d, this.pos);
-        if (end < 0 || end + 1 >= buffer.length) return undefined;
-        const line = buffer.toString('latin1', this.pos + 1, end);
-        this.pos = end + 2;
-        return type === 0x2b ? Buffer.from(line, 'latin1') : new Error(line);
-      }
-      case 0x3a: // :
-        return this.readInteger();
-      case 0x24: {
-        // $
-        const n = this.readInteger();
-        if (n === undefined) return undefined;
-        if (n < 0) return null;
-        if (this.pos + n + 2 > buffer.length) return undefined;
-        const value = buffer.subarray(this.pos, this.pos + n);
-        this.pos += n + 2;
-        return value;
-      }
-      case 0x2a: {
-        // *
-        const n = this.readInteger();
-        if (n === undefined) return undefined;
-        if (n < 0) return null;
-        const items: Reply[] = new Array<Reply>(n);
-        for (let i = 0; i < n; i++) {
-          const item = this.read();
-          if (item === undefined) return undefined;
-          items[i] = item;
-        }
-        return items;
-      }
-      default:
-        throw new Error(`unexpected RESP type byte ${String(type)}`);
-    }
+  /** The bytes appended since the last take, as a buffer of their own (the socket may keep it until it is sent). */
+  take(): Buffer {
+    const taken = Buffer.allocUnsafe(this.length);
+    this.bytes.copy(taken, 0, 0, this.length);
+    this.length = 0;
+    // After a flood, not kept at its largest for ever.
+    if (this.bytes.length > 1 << 20) this.bytes = Buffer.allocUnsafe(4096);
+    return taken;
   }
 
-  /** The integer on the line at `pos` (after its type byte), moving `pos` past the line; `undefined` when it has not all arrived. */
-  private readInteger(): number | undefined {
-    const buffer = this.buffer;
-    let i = this.pos + 1;
-    const negative = buffer[i] === 0x2d;
-    if (negative) i++;
-    let n = 0;
-    // Read digit by digit: a notification has three of these lines, and a string for each costs more than the rest of it.
-    for (let byte = buffer[i]; byte !== 0x0d; byte = buffer[++i]) {
-      if (byte === undefined) return undefined;
-      if (byte < 0x30 || byte > 0x39) throw new Error(`unexpected byte ${byte} in a RESP integer`);
-      n = n * 10 + byte - 0x30;
-    }
-    if (i + 1 >= buffer.length) return undefined;
-    this.pos = i + 2;
-    return negative ? -n : n;
+  /** `*n` or `$n` and its CRLF. */
+  private line(type: number, n: number): void {
+    this.room(24);
+    this.bytes[this.length++] = type;
+    this.length += this.bytes.write(String(n), this.length, 'latin1');
+    this.bytes[this.length++] = 0x0d;
+    this.bytes[this.length++] = 0x0a;
   }
-}
 
-/** Appends the bytes of one command to `parts`. */
-function encodeInto(parts: Buffer[], args: readonly (string | Buffer | number)[]): void {
-  let text = `*${args.length}\r\n`;
-  for (const arg of args) {
-    if (Buffer.isBuffer(arg)) {
-      parts.push(Buffer.from(`${text}$${arg.length}\r\n`), arg);
-      text = '\r\n';
-    } else {
-      const s = String(arg);
-      text += `$${Buffer.byteLength(s)}\r\n${s}\r\n`;
-    }
+  private room(n: number): void {
+    if (this.length + n <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, this.length + n));
+    this.bytes.copy(grown, 0, 0, this.length);
+    this.bytes = grown;
   }
-  parts.push(Buffer.from(text));
 }
 
 /** The bytes of one command. */
 export function encodeCommand(args: readonly (string | Buffer | number)[]): Buffer {
-  const parts: Buffer[] = [];
-  encodeInto(parts, args);
-  return Buffer.concat(parts);
+  const bytes = new CommandBytes();
+  bytes.append(args);
+  return bytes.take();
 }
 
 /**
@@ -137,19 +91,34 @@ export function encodeCommand(args: readonly (string | Buffer | number)[]): Buff
  */
 export type OnPush = (message: Reply[], arrivedMs: number) => void;
 
+/** A pattern message read in place ({@link OnPmessage}), with when the chunk it came in arrived. */
+export type OnPmessageAt = (chunk: Buffer, channelStart: number, channelEnd: number, eventStart: number, eventEnd: number, arrivedMs: number) => void;
+
+export interface OpenOptions {
+  timeoutMs: number;
+  onPush?: OnPush;
+  /** Pattern messages, read without allocating (they then do not reach `onPush`). */
+  onPmessage?: OnPmessageAt;
+  onClose?: (error?: Error) => void;
+}
+
 /** One open connection; `onPush` gets the messages a subscribed connection receives, `onClose` fires once. */
 export class RespConnection {
   private readonly pending: { resolve: (reply: Reply) => void; reject: (error: Error) => void }[] = [];
   /** Commands sent since the last write: written together once this turn of the event loop is over. */
-  private outgoing: Buffer[] = [];
+  private readonly outgoing = new CommandBytes();
   private closed = false;
   private arrivedMs = 0;
 
   private constructor(
     private readonly socket: Socket,
     private readonly onPush: OnPush | undefined,
+    onPmessage: OnPmessageAt | undefined,
   ) {
-    const parser = new ReplyParser((reply) => this.dispatch(reply));
+    const parser = new ReplyParser(
+      (reply) => this.dispatch(reply),
+      onPmessage && ((chunk, channelStart, channelEnd, eventStart, eventEnd) => onPmessage(chunk, channelStart, channelEnd, eventStart, eventEnd, this.arrivedMs)),
+    );
     socket.on('data', (chunk: Buffer) => {
       // The clock is read here, where the bytes arrive, and not again per message.
       this.arrivedMs = performance.now();
@@ -162,10 +131,10 @@ export class RespConnection {
   }
 
   /** Connects, authenticates, and resolves once Redis answered; rejects with why not within `timeoutMs`. */
-  static async open(node: NodeAddress, options: { timeoutMs: number; onPush?: OnPush; onClose?: (error?: Error) => void }): Promise<RespConnection> {
+  static async open(node: NodeAddress, options: OpenOptions): Promise<RespConnection> {
     const socket = node.tls ? connectTls({ host: node.host, port: node.port, servername: node.host }) : connectTcp({ host: node.host, port: node.port });
     socket.setNoDelay(true);
-    const connection = new RespConnection(socket, options.onPush);
+    const connection = new RespConnection(socket, options.onPush, options.onPmessage);
     let failure: Error | undefined;
     let opened = false;
     socket.on('error', (error: NodeJS.ErrnoException) => {
@@ -205,16 +174,15 @@ export class RespConnection {
     if (this.closed) return Promise.reject(new Error('connection closed'));
     return new Promise((resolve, reject) => {
       this.pending.push({ resolve, reject });
-      if (this.outgoing.length === 0) process.nextTick(this.flush);
-      encodeInto(this.outgoing, args);
+      if (this.outgoing.empty) process.nextTick(this.flush);
+      this.outgoing.append(args);
     });
   }
 
   private readonly flush = (): void => {
-    const parts = this.outgoing;
-    this.outgoing = [];
+    const bytes = this.outgoing.take();
     // Closed in the meantime: the commands' promises are (or will be) rejected with why.
-    if (!this.socket.destroyed) this.socket.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+    if (!this.socket.destroyed) this.socket.write(bytes);
   };
 
   close(): void {

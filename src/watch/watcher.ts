@@ -7,8 +7,9 @@ import { diagnoseLoss, lossNotice } from './gaps.js';
 import { KeyspaceTracker, type WatchStats } from './keyspace-tracker.js';
 import { checkNotifications, renewLease, restoreNotifications, select, type SettingsContext, type SettingsNode } from './notification-settings.js';
 import { resolveWatchOptions, type ResolvedWatchOptions, type WatchOptions } from './options.js';
-import { isOwnKey } from './own-keys.js';
-import { RespConnection, nodeOfUrl, type NodeAddress, type OnPush, type Reply } from './resp.js';
+import { dbOf, eventAt, keyStartOf } from './keyspace-channel.js';
+import { isOwnKeyAt } from './own-keys.js';
+import { RespConnection, nodeOfUrl, type NodeAddress, type OpenOptions, type Reply } from './resp.js';
 
 export { WATCH_DEFAULTS } from './options.js';
 export type { WatchOptions } from './options.js';
@@ -57,7 +58,7 @@ export class KeyspaceWatcher {
       configure: options.configure,
       leaseMs: options.configureLeaseMs,
       notice: (message) => options.onNotice?.(message),
-      open: (address, onPush) => this.open(address, onPush),
+      open: (address, onPush) => this.open(address, { onPush }),
     };
   }
 
@@ -113,8 +114,8 @@ export class KeyspaceWatcher {
     }
   }
 
-  private open(address: NodeAddress, onPush?: OnPush, onClose?: () => void): Promise<RespConnection> {
-    return RespConnection.open(address, { timeoutMs: this.options.connectTimeoutMs, ...(onPush && { onPush }), ...(onClose && { onClose }) }).catch((error: Error) => {
+  private open(address: NodeAddress, handlers: Omit<OpenOptions, 'timeoutMs'> = {}): Promise<RespConnection> {
+    return RespConnection.open(address, { timeoutMs: this.options.connectTimeoutMs, ...handlers }).catch((error: Error) => {
       throw new WatchError(`Cannot connect to Redis at ${address.host}:${address.port}: ${error.message}`);
     });
   }
@@ -140,8 +141,10 @@ export class KeyspaceWatcher {
 
   /** Command connection, notification settings, subscriber: in that order, so nothing is missed once subscribed. */
   private async connect(node: Node): Promise<void> {
-    const cmd = await this.open(node.address, undefined, () => {
-      if (node.cmd === cmd) node.cmd = undefined;
+    const cmd = await this.open(node.address, {
+      onClose: () => {
+        if (node.cmd === cmd) node.cmd = undefined;
+      },
     });
     node.cmd = cmd;
     node.cmdDb = 0;
@@ -154,29 +157,27 @@ export class KeyspaceWatcher {
     }
     await checkNotifications(this.settings, node, cmd);
     const db = this.options.dbIndex === undefined ? '*' : String(this.options.dbIndex);
-    const sub = await this.open(
-      node.address,
-      (message, arrivedMs) => this.onMessage(node, message, arrivedMs),
-      () => this.onLost(node, sub),
-    );
+    const sub = await this.open(node.address, {
+      onPmessage: (chunk, channelStart, channelEnd, eventStart, eventEnd, arrivedMs) =>
+        this.onPmessage(node, chunk, channelStart, channelEnd, eventStart, eventEnd, arrivedMs),
+      onClose: () => this.onLost(node, sub),
+    });
     const subscribed = await sub.send(['PSUBSCRIBE', `__keyspace@${db}__:${this.options.match}`]);
     if (subscribed instanceof Error) throw new WatchError(`Cannot subscribe on ${node.id}: ${subscribed.message}`);
     node.sub = sub;
   }
 
-  /** One notification, stamped with when the chunk it came in arrived: a hold is the time between two such stamps. */
-  private onMessage(node: Node, [, , channel, event]: Reply[], arrivedMs: number): void {
-    if (!Buffer.isBuffer(channel) || !Buffer.isBuffer(event)) return;
+  /**
+   * One notification, read where it lies in the socket chunk and stamped with when that chunk arrived:
+   * a hold is the time between two such stamps.
+   */
+  private onPmessage(node: Node, chunk: Buffer, channelStart: number, channelEnd: number, eventStart: number, eventEnd: number, arrivedMs: number): void {
     node.lastReadPerf = arrivedMs;
-    // __keyspace@<db>__:<key>
-    const at = channel.indexOf('__:', 11);
-    if (at < 0) return;
-    let db = 0;
-    for (let i = 11; i < at; i++) db = db * 10 + channel[i]! - 0x30;
-    // The key as bytes: one that is not valid UTF-8 is a lock too, and its PTTL needs the exact bytes.
-    const key = channel.subarray(at + 3);
-    if (isOwnKey(key)) return;
-    this.tracker.onEvent(node.id, db, key, event.toString('latin1'), arrivedMs);
+    const keyStart = keyStartOf(chunk, channelStart, channelEnd);
+    if (keyStart < 0 || isOwnKeyAt(chunk, keyStart, channelEnd)) return;
+    // The key as latin1, one character per byte: one that is not valid UTF-8 is a lock too, and its PTTL needs the exact bytes.
+    const key = chunk.toString('latin1', keyStart, channelEnd);
+    this.tracker.onKeyEvent(node.id, dbOf(chunk, channelStart), key, eventAt(chunk, eventStart, eventEnd), arrivedMs);
   }
 
   private onLost(node: Node, sub: RespConnection): void {

@@ -102,6 +102,28 @@ describe('a RESP connection', () => {
   });
 });
 
+describe('pattern messages read in place', () => {
+  it('hands over the channel and event of each, split anywhere, between other replies, as the general reading reads them', () => {
+    const wire = Buffer.from(`*3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:1\r\n${pmessage('lock:é', 'set')}:7\r\n${pmessage('k', 'expired')}*4\r\n$1\r\na\r\n:1\r\n:2\r\n:3\r\n`);
+    const expected = [['psubscribe', '*', 1], ['__keyspace@0__:lock:é', 'set'], 7, ['__keyspace@0__:k', 'expired'], ['a', 1, 2, 3]];
+    const show = (r: Reply): unknown => (Buffer.isBuffer(r) ? r.toString() : Array.isArray(r) ? r.map(show) : r);
+    for (let cut = 0; cut <= wire.length; cut++) {
+      const got: unknown[] = [];
+      const parser = new ReplyParser(
+        (r) => got.push(show(r)),
+        (chunk, channelStart, channelEnd, eventStart, eventEnd) => got.push([chunk.toString('utf8', channelStart, channelEnd), chunk.toString('latin1', eventStart, eventEnd)]),
+      );
+      parser.push(wire.subarray(0, cut));
+      parser.push(wire.subarray(cut));
+      expect(got).toEqual(expected);
+    }
+    // The control: without the in-place reader, the same bytes come as replies (the pattern among them).
+    const general: unknown[] = [];
+    new ReplyParser((r) => general.push(show(r))).push(wire);
+    expect(general[1]).toEqual(['pmessage', '__keyspace@*__:*', '__keyspace@0__:lock:é', 'set']);
+  });
+});
+
 describe('RESP integers', () => {
   it('reads negative and multi-digit integers split anywhere, and refuses a malformed one', () => {
     const wire = Buffer.from(':-2\r\n:-1\r\n:1234567\r\n*2\r\n:0\r\n$-1\r\n');
