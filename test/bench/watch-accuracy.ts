@@ -56,6 +56,7 @@ export function threadSchedMs(): { runMs: number; waitMs: number } {
 export interface Watched {
   holds: Map<string, number>;
   sched: { runMs: number; waitMs: number } | undefined;
+  gc: { count: number; maxMs: number };
 }
 
 /**
@@ -122,9 +123,10 @@ export async function accuracyAt(redis: Redis, concurrency: number, locks: numbe
     log(
       `  ${variant}: ${vsClient.abs.n} of ${client.size} matched; |watch − client| ${show(vsClient.abs)} (goal p99 ≤ 1 ms + 1 %: ${vsClient.p99BeyondOnePercentMs} ms beyond 1 %); ` +
         `|watch − Redis| ${show(vsRedis.abs)} (${vsRedis.p99BeyondOnePercentMs} ms beyond 1 %)` +
-        (sched ? `; the watcher waited ${sched.waitMs} ms for a CPU, ran ${sched.runMs} ms` : ''),
+        (sched ? `; the watcher waited ${sched.waitMs} ms for a CPU, ran ${sched.runMs} ms` : '') +
+        `; ${w.gc.count} garbage collections, the longest ${round(w.gc.maxMs, 1)} ms`,
     );
-    return { variant, vsClient, vsRedis, ...(sched && { watcherSched: sched }) };
+    return { variant, vsClient, vsRedis, watcherGc: { count: w.gc.count, maxMs: round(w.gc.maxMs, 1) }, ...(sched && { watcherSched: sched }) };
   });
   return {
     concurrency,

@@ -23,10 +23,10 @@ const watcher = await KeyspaceWatcher.start({
   },
   onNotice: (message) => out.push(`notice: ${message.replace(/\n/g, ' ')}\n`),
 });
-// Its garbage collections since it was ready: how many, and the time they paused it.
-const gc = { count: 0, ms: 0 };
+// Its garbage collections since it was ready: how many, the time they paused it, the longest pause.
+const gc = { count: 0, ms: 0, maxMs: 0 };
 const gcObserver = new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) [gc.count, gc.ms] = [gc.count + 1, gc.ms + entry.duration];
+  for (const entry of list.getEntries()) [gc.count, gc.ms, gc.maxMs] = [gc.count + 1, gc.ms + entry.duration, Math.max(gc.maxMs, entry.duration)];
 });
 gcObserver.observe({ entryTypes: ['gc'] });
 const flush = setInterval(() => out.length && process.stdout.write(out.splice(0).join('')), 100);

@@ -30,7 +30,7 @@ const VARIANTS: readonly Variant[] = BASELINE ? ['current', 'baseline'] : ['curr
 interface WatcherCpu {
   cpuUs: number;
   samples: number;
-  gc: { count: number; ms: number };
+  gc: { count: number; ms: number; maxMs: number };
   sched?: { runMs: number; waitMs: number };
   stats: { droppedInGaps: number; events: number };
 }
@@ -155,7 +155,7 @@ export async function benchWatch(url: string, port: number) {
   // Both watchers (with a baseline) watch the same locks at the same time.
   const watchAll = async () => {
     const watchers = await Promise.all(VARIANTS.map((v) => startWatcher(url, v)));
-    return async () => (await Promise.all(watchers.map((w) => w.stop()))).map(({ holds, cpu }) => ({ holds, sched: cpu.sched }));
+    return async () => (await Promise.all(watchers.map((w) => w.stop()))).map(({ holds, cpu }) => ({ holds, sched: cpu.sched, gc: cpu.gc }));
   };
   const accuracy = [await accuracyAt(redis, 4, 1500, VARIANTS, watchAll), await accuracyAt(redis, 16, 3000, VARIANTS, watchAll)];
   const keepUp = [];
