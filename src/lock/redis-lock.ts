@@ -51,7 +51,7 @@ export class RedisLock extends LockState {
     return this.attemptUntilWon(signal);
   }
 
-  /** @internal Attempts until won, pausing between: `withLock` awaits the first attempt itself (one async layer less). */
+  /** @internal Attempts until won, pausing between: `withLock` sends and reads the first attempt itself, and comes here for the retries. */
   async attemptUntilWon(signal: AbortSignal | undefined): Promise<this> {
     for (;;) {
       const command = this.attempt(signal);
