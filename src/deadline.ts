@@ -48,6 +48,8 @@ export interface Watched {
 
 /** Starts watching `node` until {@link unwatch}; its `deadline` must be set. O(1). */
 export function watch(node: Watched): void {
+  // Watched twice would link it twice and leave the list pointing at it once it is unwatched.
+  unwatch(node);
   node.prev = sentinel.prev;
   node.next = sentinel;
   sentinel.prev.next = node;

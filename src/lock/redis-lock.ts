@@ -234,7 +234,8 @@ export class RedisLock extends LockState {
       // A client that throws instead of rejecting: the release fails as a rejection would, with its sample.
       pending = Promise.reject(error);
     }
-    return pending;
+    // No promise at all must not read as "not held" (a silent `false`, no sample): it is a failed release.
+    return pending ?? Promise.reject(new TypeError('the Redis client answered the release with no promise'));
   }
 
   /** @internal The release's reply: true when our lock was deleted. */

@@ -105,6 +105,12 @@ class LockCycle<T> implements Watched {
 
   private send(step: number, pending: Promise<unknown>): void {
     this.waitingFor = step;
+    // Watched before `then`: a thenable that answers inside `then` has the step over (and perhaps the next one
+    // sent and watched) by the time it returns, so watching after it would watch a finished step, or twice.
+    if (this.lock.commandTimeoutMs !== 0) {
+      this.deadline = step === ACQUIRE ? this.lock.attemptDeadline : this.lock.releaseDeadline;
+      watch(this);
+    }
     try {
       void pending.then(this.onReply, this.onError);
     } catch (error) {
@@ -112,9 +118,6 @@ class LockCycle<T> implements Watched {
       this.waitingFor = NOTHING;
       return this.failed(step, error);
     }
-    if (this.lock.commandTimeoutMs === 0) return;
-    this.deadline = step === ACQUIRE ? this.lock.attemptDeadline : this.lock.releaseDeadline;
-    watch(this);
   }
 
   private replied(value: unknown): void {
