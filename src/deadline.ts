@@ -25,12 +25,19 @@ export const WATCHDOG_TICK_MS = 10;
 
 const ignore = (): void => undefined;
 
-// The promise executor's resolve and reject, taken without a closure per command.
-let capturedResolve: (value: never) => void = () => undefined;
-let capturedReject: (error: unknown) => void = () => undefined;
+/**
+ * The resolve and reject of the promise {@link newPromise} made last, taken without a closure per promise:
+ * read them right after the call, before anything makes another.
+ */
+export const lastResolvers = { resolve: ignore as (value: never) => void, reject: ignore as (error: unknown) => void };
 function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
-  capturedResolve = resolve;
-  capturedReject = reject;
+  lastResolvers.resolve = resolve;
+  lastResolvers.reject = reject;
+}
+
+/** A new pending promise, its resolvers in {@link lastResolvers}. */
+export function newPromise<T>(): Promise<T> {
+  return new Promise<T>(capture);
 }
 
 /**
@@ -92,10 +99,11 @@ export class PendingCommand<T> implements Watched {
       this.reject = ignore;
       return;
     }
-    this.reply = new Promise<T>(capture);
-    this.reject = capturedReject;
+    this.reply = newPromise<T>();
+    const { resolve, reject } = lastResolvers;
+    this.reject = reject;
     // A reply after the timeout settles nothing: the promise has already rejected.
-    void pending.then(capturedResolve as (value: T) => void, capturedReject);
+    void pending.then(resolve as (value: T) => void, reject);
     watch(this);
   }
 

@@ -110,11 +110,6 @@ export class RedisLock extends LockState {
     return this.options.commandTimeoutMs;
   }
 
-  /** @internal Whether a release would be sent: the lock is held (perhaps past its TTL) and not yet released. */
-  get releasable(): boolean {
-    return this.state === 'held';
-  }
-
   /** @internal When the attempt sent last has timed out (monotonic ms). */
   get attemptDeadline(): number {
     return this.sentPerf + this.options.commandTimeoutMs;

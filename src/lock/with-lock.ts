@@ -1,4 +1,4 @@
-import { CommandTimeoutError, unwatch, watch, type Watched } from '../deadline.js';
+import { CommandTimeoutError, lastResolvers, newPromise, unwatch, watch, type Watched } from '../deadline.js';
 import { LockLostError } from '../errors.js';
 import type { LockClient } from './client.js';
 import type { LockOptions } from './options.js';
@@ -33,9 +33,9 @@ export function withLock<T>(
   fn: (lock: RedisLock) => T | Promise<T>,
   options: LockOptions,
 ): Promise<T> {
-  const promise = new Promise<T>(capture);
-  const resolve = capturedResolve as (value: T) => void;
-  const reject = capturedReject;
+  const promise = newPromise<T>();
+  const resolve = lastResolvers.resolve as (value: T) => void;
+  const reject = lastResolvers.reject;
   let lock: RedisLock;
   try {
     lock = new RedisLock(redis, key, options);
@@ -46,14 +46,6 @@ export function withLock<T>(
   }
   new LockCycle(lock, fn, options, resolve, reject).start();
   return promise;
-}
-
-// The promise executor's resolve and reject, taken without a closure per call.
-let capturedResolve: (value: unknown) => void = () => undefined;
-let capturedReject: (error: unknown) => void = () => undefined;
-function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
-  capturedResolve = resolve as (value: unknown) => void;
-  capturedReject = reject;
 }
 
 // What a cycle is waiting for; NOTHING after a timeout, so that the late reply changes nothing.
@@ -194,14 +186,16 @@ class LockCycle<T> implements Watched {
   }
 
   private release(): void {
-    // Released by `fn` itself: nothing to send.
-    if (!this.lock.releasable) return this.end(false);
+    let pending: Promise<unknown> | undefined;
     try {
-      this.send(RELEASE, this.lock.sendRelease(false)!);
+      pending = this.lock.sendRelease(false);
     } catch (error) {
-      // A client that returns no promise: a rejection, as from an async function.
-      this.reject(error);
+      // Not expected (a client's throw or missing promise is a rejected release already): a rejection, never a hang.
+      return this.reject(error);
     }
+    // Released by `fn` itself: nothing to send.
+    if (!pending) return this.end(false);
+    this.send(RELEASE, pending);
   }
 
   private released(deleted: unknown): void {

@@ -197,7 +197,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.sendSeal(true);
     const worker = this.worker;
     if (worker) {
-      this.worker?.postMessage({ type: 'close', timeoutMs: Math.max(0, deadline - Date.now()), counters: this.counters() } satisfies ToWriter);
+      worker.postMessage({ type: 'close', timeoutMs: Math.max(0, deadline - Date.now()), counters: this.counters() } satisfies ToWriter);
       await this.conditions.waitFor(() => Atomics.load(this.flags, SHARED.closed) === 1, Math.max(0, deadline - Date.now()) + 100);
     }
     this.settle();
@@ -216,7 +216,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.sendSeal(true);
     if (this.worker) {
       const deadline = Date.now() + this.options.flushTimeoutMs;
-      this.worker?.postMessage({ type: 'close', timeoutMs: this.options.flushTimeoutMs, counters: this.counters() } satisfies ToWriter);
+      this.worker.postMessage({ type: 'close', timeoutMs: this.options.flushTimeoutMs, counters: this.counters() } satisfies ToWriter);
       // The writer runs on its own thread: it keeps writing while this one waits.
       waitUntilClosed(this.flags, deadline);
     }
