@@ -8,6 +8,7 @@ import { PatternCache } from '../sample/pattern-cache.js';
 import type { LockSample, ObservationGap } from '../sample/sample.js';
 import type { WarnOnce } from '../sample/warn-once.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
+import { DeferredInserts } from './deferred-inserts.js';
 import { LeaseFold, PatternHour, Series } from './pattern-hour.js';
 import { markWritten, type RawBudget } from './raw-budget.js';
 
@@ -64,6 +65,8 @@ export class Aggregator {
   private readonly byInstance = new Map<string, Map<string, Series>>();
   private readonly patterns = new Map<string, Set<string>>();
   private readonly hours = new Set<PatternHour>();
+  /** Hold and wait inserts, done together (see `DeferredInserts`); {@link seal} does what is left. */
+  private readonly inserts = new DeferredInserts();
   private readonly maxHours: number;
   private pendingRaw: RawRow[] = [];
   private pendingGaps: { instance: string; row: GapRow }[] = [];
@@ -129,11 +132,13 @@ export class Aggregator {
       hour.holdSumUs += holdUs;
       // A hold whose end was not seen goes to its own histogram: its true length is at least this.
       if (censored === true) (hour.censored ??= new PagedHistogram()).record(holdUs);
-      else hour.hold.record(holdUs);
+      else this.inserts.add(hour.hold, holdUs);
     }
     if (waitUs >= 0) {
       hour.waitSumUs += waitUs;
-      hour.wait.record(waitUs);
+      // A wait of 0 (won at the first try) is an increment in the hour's own object: nothing to gain from putting it off.
+      if (waitUs === 0) hour.wait.record(0);
+      else this.inserts.add(hour.wait, waitUs);
     }
     if (tsMs < hour.firstTsMs) hour.firstTsMs = tsMs;
     if (tsMs > hour.lastTsMs) hour.lastTsMs = tsMs;
@@ -195,6 +200,7 @@ export class Aggregator {
    * every hour (at close).
    */
   seal(nowMs: number, final = false): { batches: DeltaBatch[]; samples: number } {
+    this.inserts.flush();
     const byInstance = new Map<string, DeltaBatch>();
     const batchOf = (instance: string) => {
       let batch = byInstance.get(instance);
