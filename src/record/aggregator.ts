@@ -2,7 +2,6 @@ import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, compileTemplates, resolvePattern,
 import { BUCKET_MS } from '../store/format.js';
 import type { DeltaBatch, GapRow, RawRow } from '../store/input.js';
 import { truncate } from '../text.js';
-import { toMicros } from '../units.js';
 import { SAMPLE_LIMITS, isTrustedSample, outcomeCodeOf, refusalOf } from '../sample/check-sample.js';
 import { PatternCache } from '../sample/pattern-cache.js';
 import type { LockSample, ObservationGap } from '../sample/sample.js';
@@ -118,9 +117,11 @@ export class Aggregator {
         return FOLD.noRoom;
       }
     }
-    const holdUs = holdMs === undefined || holdMs === null ? -1 : toMicros(holdMs);
+    // Whole µs, as `toMicros` gives them for the finite numbers they are here (checked, or the lock's own): written
+    // out, because the call (not inlined into a fold this size) cost as much as the histogram inserts.
+    const holdUs = holdMs === undefined || holdMs === null ? -1 : Math.max(0, Math.round(holdMs * 1000));
     // `null`: the wait was not measured (`watch` sees no attempts): left out of the wait histogram, -1 in a raw row.
-    const waitUs = waitMs === undefined ? 0 : waitMs === null ? -1 : toMicros(waitMs);
+    const waitUs = waitMs === undefined ? 0 : waitMs === null ? -1 : Math.max(0, Math.round(waitMs * 1000));
     const code = outcomeCodeOf(outcome);
     const ttl = Math.round(ttlMs);
     const extended = extensions === undefined || extensions === null ? 0 : Math.round(extensions);
