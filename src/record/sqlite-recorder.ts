@@ -9,7 +9,7 @@ import type { LockSample, ObservationGap, RecorderStats, SampleRecorder } from '
 import { WarnOnce } from '../sample/warn-once.js';
 import { SHARED, stopCommits, waitUntilClosed, type FromWriter, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit } from './writer/protocol.js';
 import { spawnWriterThread } from './writer/spawn.js';
-import { encodeSealedWrite } from './writer/wire.js';
+import { SealBuffers } from './writer/wire.js';
 
 // Seals handed to the writer and not yet written; while it is busy (the file locked, a slow disk) samples keep folding.
 const MAX_WRITES_IN_FLIGHT = 2;
@@ -78,6 +78,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
   private readonly flags = new Int32Array(this.shared, 0, SHARED.flagSlots);
   private readonly totals = new Float64Array(this.shared, SHARED.totalsOffset, SHARED.totalSlots);
   private worker: Worker | undefined;
+  private readonly seals = new SealBuffers();
 
   constructor(options: SqliteRecorderOptions) {
     super();
@@ -254,7 +255,8 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
 
   /** On the timer, on `flush()`, or when raw rows pile up: seals and sends, unless the writer already has enough to do. */
   private dispatch(): void {
-    if (!this.drainRequested || this.closed || this.inFlight() >= MAX_WRITES_IN_FLIGHT) return;
+    // Seals the writer has not finished with, read from shared memory: right even while this thread's event loop is busy.
+    if (!this.drainRequested || this.closed || this.batchesSent - Atomics.load(this.flags, SHARED.batchesDone) >= MAX_WRITES_IN_FLIGHT) return;
     this.drainRequested = false;
     this.sendSeal(false);
   }
@@ -275,21 +277,17 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     }
     this.aggregator.reportLimits(this.warnings);
     if (write.batches.length === 0) return;
-    if (!this.ensureWorker()) {
+    const worker = this.ensureWorker();
+    if (!worker) {
       this.droppedHere += write.samples;
       this.rawDroppedHere += write.rawRows;
       return;
     }
-    const wire = encodeSealedWrite(write);
+    const wire = this.seals.encode(write, worker);
     this.dispatched += write.samples;
     this.rawDispatched += write.rawRows;
     this.batchesSent++;
-    this.worker?.postMessage({ type: 'batch', wire, counters: this.counters() } satisfies ToWriter, [wire]);
-  }
-
-  /** Seals the writer has not finished with, read from shared memory: right even while this thread's event loop is busy. */
-  private inFlight(): number {
-    return this.batchesSent - Atomics.load(this.flags, SHARED.batchesDone);
+    worker.postMessage({ type: 'batch', wire, counters: this.counters() } satisfies ToWriter, wire instanceof ArrayBuffer ? [wire] : []);
   }
 
   private counters(): RecorderCounters {

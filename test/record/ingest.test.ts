@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SqliteRecorder, type LockSample } from '../../src/index.js';
-import { decodeSealedWrite, encodeSealedWrite } from '../../src/record/writer/wire.js';
+import { SealBuffers, decodeSealedWrite, encodeSealedWrite, releaseSealBuffer } from '../../src/record/writer/wire.js';
 import type { SealedWrite } from '../../src/record/writer/protocol.js';
 import { SCHEMA_VERSION } from '../../src/store/format.js';
 import { queryDb, rollupTotal } from '../helpers/db.js';
@@ -92,5 +92,44 @@ describe('the wire format of a seal (transferred to the writer thread)', () => {
     const moved = structuredClone(wire, { transfer: [wire] });
     expect(wire.byteLength).toBe(0); // transferred, not copied
     expect(decodeSealedWrite(moved)).toEqual(write);
+  });
+
+  it('reuses a shared buffer once the writer frees it, never one it still holds; a new thread frees them all', () => {
+    const seal = (i: number, raw = 1): SealedWrite => ({
+      samples: i,
+      rawRows: raw,
+      batches: [
+        {
+          instance: `api-${i}`,
+          rollups: [{ pattern: 'order:lock:{id}', bucketStartMs: START, values: [i, i, 0, 0, 0, 0, i, 0, START, START, Buffer.from([i, 1, 2]), 0, 0, 0, 0] }],
+          raw: Array.from({ length: raw }, (_, r): SealedWrite['batches'][number]['raw'][number] => [START + r, `order:lock:${i}:${r}`, 'order:lock:{id}', i, 0, 10_000, 0, 0, 0, 0]),
+        },
+      ],
+    });
+    const buffers = new SealBuffers();
+    const thread = {};
+    const first = buffers.encode(seal(1), thread);
+    expect(first).toBeInstanceOf(SharedArrayBuffer);
+    // Held by the writer: the next seals go elsewhere and leave it as it was.
+    const second = buffers.encode(seal(2), thread);
+    const third = buffers.encode(seal(3), thread);
+    expect(new Set([first, second, third]).size).toBe(3);
+    // All kept buffers held: a buffer of its own, to be transferred.
+    const fourth = buffers.encode(seal(4), thread);
+    expect(fourth).toBeInstanceOf(ArrayBuffer);
+    expect([first, second, third, fourth].map((wire) => decodeSealedWrite(wire))).toEqual([seal(1), seal(2), seal(3), seal(4)]);
+    releaseSealBuffer(second);
+    expect(buffers.encode(seal(5), thread)).toBe(second);
+    expect(decodeSealedWrite(first)).toEqual(seal(1));
+    // A seal larger than the kept buffer: a bigger one is kept in its place.
+    releaseSealBuffer(first);
+    const grown = buffers.encode(seal(6, 20_000), thread);
+    expect(grown).toBeInstanceOf(SharedArrayBuffer);
+    expect(grown.byteLength).toBeGreaterThan(first.byteLength);
+    expect(decodeSealedWrite(grown)).toEqual(seal(6, 20_000));
+    // A seal too large to keep goes in a buffer of its own.
+    expect(buffers.encode(seal(7, 60_000), thread)).toBeInstanceOf(ArrayBuffer);
+    // A new thread (the last one ended): what the old one held is free again.
+    expect(buffers.encode(seal(8), {})).toBeInstanceOf(SharedArrayBuffer);
   });
 });

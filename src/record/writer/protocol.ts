@@ -30,8 +30,8 @@ export interface SealedWrite {
 }
 
 export type ToWriter =
-  /** `wire`: the seal encoded by `encodeSealedWrite` (see wire.ts), transferred, not copied. */
-  | { type: 'batch'; wire: ArrayBuffer; counters: RecorderCounters }
+  /** `wire`: the seal encoded by `SealBuffers` (see wire.ts), shared or transferred, not copied. */
+  | { type: 'batch'; wire: SharedArrayBuffer | ArrayBuffer; counters: RecorderCounters }
   /** The recorder's final counters, written last, so the file's recorder row tells the truth. */
   | { type: 'close'; timeoutMs: number; counters: RecorderCounters };
 

@@ -6,7 +6,7 @@ import { pruneOlderThan } from '../../store/prune.js';
 import { openForWriting, type Db } from '../../store/schema.js';
 import { SampleWriter, type WriteResult, type WriterCounters } from '../../store/writer.js';
 import { COMMIT, SHARED, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit, type WriterWarning } from './protocol.js';
-import { decodeSealedWrite } from './wire.js';
+import { decodeSealedWrite, releaseSealBuffer } from './wire.js';
 
 /** The recorder gave up on this batch: it is counted as dropped there and must not be committed. */
 class Abandoned extends Error {}
@@ -21,7 +21,7 @@ const RETRY_DELAY_MS = 25;
 
 let db: Db | undefined;
 let writer: SampleWriter | undefined;
-const queue: { write: SealedWrite; counters: RecorderCounters }[] = [];
+const queue: { write: SealedWrite; counters: RecorderCounters; wire: SharedArrayBuffer | ArrayBuffer }[] = [];
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 let prunedAt = Number.NEGATIVE_INFINITY;
 let working = false;
@@ -29,7 +29,7 @@ let closeDeadline = Number.POSITIVE_INFINITY;
 let closing: RecorderCounters | undefined;
 
 parentPort!.on('message', (message: ToWriter) => {
-  if (message.type === 'batch') queue.push({ write: decodeSealedWrite(message.wire), counters: message.counters });
+  if (message.type === 'batch') queue.push({ write: decodeSealedWrite(message.wire), counters: message.counters, wire: message.wire });
   else {
     closing = message.counters;
     closeDeadline = Date.now() + message.timeoutMs;
@@ -44,8 +44,7 @@ function work(): void {
     while (queue.length > 0) {
       // The recorder gave up (its close timed out): what is left is counted as dropped there.
       if (!enterSqlite()) {
-        done(queue.length);
-        queue.length = 0;
+        done(queue.splice(0));
         break;
       }
       let outcome: ReturnType<typeof writeOne>;
@@ -70,8 +69,7 @@ function work(): void {
         drop(queue[0]!.write);
       }
       if (outcome === 'abandoned') continue; // the check above empties the queue
-      queue.shift();
-      done(1);
+      done(queue.splice(0, 1));
       wake();
     }
     if (closing) finish();
@@ -200,9 +198,10 @@ function countersOf(counters: RecorderCounters, adding?: { samples: number; raw:
   };
 }
 
-/** Batches off the queue (written, dropped or abandoned): what the recorder counts as no longer in flight. */
-function done(batches: number): void {
-  Atomics.add(flags, SHARED.batchesDone, batches);
+/** Batches off the queue (written, dropped or abandoned): what the recorder counts as no longer in flight; their buffers are free. */
+function done(batches: readonly { wire: SharedArrayBuffer | ArrayBuffer }[]): void {
+  for (const { wire } of batches) releaseSealBuffer(wire);
+  Atomics.add(flags, SHARED.batchesDone, batches.length);
 }
 
 function drop(write: SealedWrite): void {

@@ -43,19 +43,7 @@ export interface DecodeTarget {
 
 /** Encodes one histogram. */
 export function encodeHistogram(histogram: EncodableHistogram): Buffer {
-  const writer = new VarintWriter(16 + histogram.bucketCount * 4);
-  writer.write(CODEC_VERSION);
-  writer.write(histogram.totalCount);
-  writer.write(histogram.totalCount === 0 ? 0 : histogram.minValue);
-  writer.write(histogram.maxValue);
-  writer.write(histogram.bucketCount);
-  let previous = 0;
-  histogram.forEachBucket((index, count) => {
-    writer.write(index - previous);
-    writer.write(count);
-    previous = index;
-  });
-  return writer.finish();
+  return SCRATCH.start().histogram(histogram).finish();
 }
 
 /** Decodes one histogram at `offset` into `target`; returns the offset past it. Throws on a malformed blob. */
@@ -86,16 +74,7 @@ export function decodeHistogramInto(bytes: Uint8Array, offset: number, target: D
  * exact): bucketCount · (valueDelta · count) × bucketCount, as varints.
  */
 export function encodeCounts(counts: ReadonlyMap<number, number>): Buffer {
-  const values = [...counts.keys()].sort((a, b) => a - b);
-  const writer = new VarintWriter(4 + values.length * 6);
-  writer.write(values.length);
-  let previous = 0;
-  for (const value of values) {
-    writer.write(value - previous);
-    writer.write(counts.get(value)!);
-    previous = value;
-  }
-  return writer.finish();
+  return SCRATCH.start().counts(counts).finish();
 }
 
 /** Adds counts encoded by {@link encodeCounts}, at `offset`, into `into`; returns the offset past them. Throws on a malformed blob. */
@@ -146,16 +125,16 @@ export function encodeRollup(
   censored?: EncodableHistogram | undefined,
   lease?: LeaseParts<EncodableHistogram> | undefined,
 ): Buffer {
-  const parts = [encodeHistogram(hold), encodeHistogram(wait), encodeCounts(ttls)];
+  const out = SCRATCH.start().histogram(hold).histogram(wait).counts(ttls);
   const withLease = lease !== undefined && lease.libraries.size > 0;
-  if (censored !== undefined && (censored.totalCount > 0 || withLease)) parts.push(encodeHistogram(censored));
-  else if (withLease) parts.push(encodeHistogram(EMPTY));
+  if (censored !== undefined && (censored.totalCount > 0 || withLease)) out.histogram(censored);
+  else if (withLease) out.histogram(EMPTY);
   if (withLease) {
-    parts.push(Buffer.of(LEASE_PART_VERSION));
-    for (const h of [lease.gap, lease.lateness, lease.margin, lease.roundTrip, lease.loopDelay]) parts.push(encodeHistogram(h));
-    parts.push(encodeCounts(lease.periods), encodeCounts(lease.libraries));
+    out.write(LEASE_PART_VERSION);
+    for (const h of [lease.gap, lease.lateness, lease.margin, lease.roundTrip, lease.loopDelay]) out.histogram(h);
+    out.counts(lease.periods).counts(lease.libraries);
   }
-  return Buffer.concat(parts);
+  return out.finish();
 }
 
 /**
@@ -205,33 +184,74 @@ export function isReadableRollup(bytes: Uint8Array): boolean {
   }
 }
 
+/**
+ * Writes varints into one buffer kept from encode to encode: a rollup's parts go
+ * into it one after the other and leave it in a single copy of the exact size.
+ * Seven small buffers per rollup (each part's, each part's copy, their
+ * concatenation) cost a seal more than the encoding: fresh memory is what it paid for.
+ */
 class VarintWriter {
-  private buffer: Buffer;
+  private buffer = Buffer.allocUnsafeSlow(4096);
   private length = 0;
 
-  constructor(capacity: number) {
-    this.buffer = Buffer.allocUnsafe(capacity);
+  start(): this {
+    this.length = 0;
+    return this;
   }
 
   write(value: number): void {
     if (this.length + 8 > this.buffer.length) {
-      const bigger = Buffer.allocUnsafe(this.buffer.length * 2 + 16);
+      const bigger = Buffer.allocUnsafeSlow(this.buffer.length * 2);
       this.buffer.copy(bigger, 0, 0, this.length);
       this.buffer = bigger;
     }
     let v = value;
-    // Arithmetic rather than bitwise shifts: counts may exceed 2^32 in a fleet-wide merge.
-    while (v >= 0x80) {
-      this.buffer[this.length++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
+    if (v <= 0x7fffffff) {
+      for (; v >= 0x80; v >>>= 7) this.buffer[this.length++] = (v & 0x7f) | 0x80;
+    } else {
+      // Arithmetic rather than bitwise shifts: counts may exceed 2^32 in a fleet-wide merge.
+      for (; v >= 0x80; v = Math.floor(v / 0x80)) this.buffer[this.length++] = (v % 0x80) | 0x80;
     }
     this.buffer[this.length++] = v;
   }
 
+  histogram(histogram: EncodableHistogram): this {
+    this.write(CODEC_VERSION);
+    this.write(histogram.totalCount);
+    this.write(histogram.totalCount === 0 ? 0 : histogram.minValue);
+    this.write(histogram.maxValue);
+    this.write(histogram.bucketCount);
+    let previous = 0;
+    histogram.forEachBucket((index, count) => {
+      this.write(index - previous);
+      this.write(count);
+      previous = index;
+    });
+    return this;
+  }
+
+  counts(counts: ReadonlyMap<number, number>): this {
+    const values = [...counts.keys()].sort((a, b) => a - b);
+    this.write(values.length);
+    let previous = 0;
+    for (const value of values) {
+      this.write(value - previous);
+      this.write(counts.get(value)!);
+      previous = value;
+    }
+    return this;
+  }
+
+  /** The bytes written since {@link start}, in a buffer of their own. */
   finish(): Buffer {
-    return Buffer.from(this.buffer.subarray(0, this.length));
+    const out = Buffer.allocUnsafe(this.length);
+    this.buffer.copy(out, 0, 0, this.length);
+    return out;
   }
 }
+
+/** Encoding is synchronous and never nested: one writer serves every encode of a thread. */
+const SCRATCH = new VarintWriter();
 
 class VarintReader {
   constructor(
