@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { startRedisServer } from '../helpers/redis-server.js';
 import { benchInstrument } from './instrument.js';
 import { benchLockOverhead } from './lock-overhead.js';
-import { benchLockMicro } from './lock-micro.js';
+import { benchLockMicro, benchLockMicroSpread } from './lock-micro.js';
 import { benchLeases } from './lease.js';
 import { benchWatch } from './watch.js';
 import { benchFootprint, benchRecorderIngest } from './recorder-ingest.js';
@@ -38,6 +38,8 @@ try {
       await server?.stop();
     }
   }
+  // Last of the lock benchmarks: options spread per call slow down every withLock measured after them (see lock-micro.ts).
+  if (wanted('lock') || wanted('lock-micro')) results.lockMicroSpread = await benchLockMicroSpread();
   if (wanted('lease')) {
     const server = process.env.REDIS_URL ? undefined : await startRedisServer();
     const redis = new Redis(process.env.REDIS_URL ?? server!.url);
