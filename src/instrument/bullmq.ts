@@ -16,6 +16,8 @@
  * alone (an application's own) is not enough.
  */
 
+import { Buffer } from 'node:buffer';
+
 const STALLED = 'stalled';
 
 /**

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { LeaseLibrary } from '../sample/sample.js';
 import { TOKEN_PREFIX } from '../token.js';
 import { bullmqStalledKey } from './bullmq.js';
@@ -191,8 +192,9 @@ function readScript(verb: 'eval' | 'evalsha', args: readonly unknown[]): LockCom
   for (let i = 2; i < args.length; i++) if (!isText(args[i])) return undefined;
   const token = text(args[first])!;
   if (ours(token)) return undefined;
-  const keys: string[] = [];
-  for (let i = 2; i < first; i++) keys.push(text(args[i])!);
+  // Most locks have one key: a literal of one (a list grown by push() starts with room for 17).
+  const keys: string[] = numKeys === 1 ? [text(args[2])!] : [];
+  if (numKeys > 1) for (let i = 2; i < first; i++) keys.push(text(args[i])!);
   const known = verb === 'eval' ? scriptOfText(script) : scriptOfSha(script);
   if (known === undefined || known.kind === 'other') {
     const stalledKey = bullmqStalledKey(keys, args, first);

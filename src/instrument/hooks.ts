@@ -120,6 +120,14 @@ function replace(target: Hookable, name: string, wrap: (original: (...args: unkn
 const REPLY_HOOK = 'ttlAdvisorReplyHook';
 
 /**
+ * Whether a command's `resolve` is our reply hook (the command is sent again). A function's `name` is a
+ * native getter (~300 instructions, twice per lock cycle), so it is read only where it can be ours:
+ * our hook is a `function` and has a `prototype`; ioredis's own `resolve` is an arrow function, which
+ * has none — and `in` calls no getter.
+ */
+const isReplyHook = (resolve: (value: unknown) => void): boolean => 'prototype' in resolve && resolve.name === REPLY_HOOK;
+
+/**
  * ioredis: the command's own `resolve`/`reject` are wrapped, so the reply is
  * seen as ioredis settles it — no promise and no microtask more per command.
  * A command that is no lock's costs a look at its name's length and letters.
@@ -130,7 +138,7 @@ function ioredisSend(original: (...args: unknown[]) => unknown, tracker: LockTra
     // Read first: most commands of a lock's verbs are not a lock's (a cache's SET), and reading turns them
     // away before the look at `resolve`'s name (a getter call) that tells a command sent again.
     const read = verb === undefined ? undefined : readSafely(verb, command.args, 0);
-    if (read !== undefined && !command.inTransaction && command.resolve.name !== REPLY_HOOK) {
+    if (read !== undefined && !command.inTransaction && !isReplyHook(command.resolve)) {
       const pending = observe(tracker, read, clientNo);
       if (pending !== undefined) hookReply(command, tracker, pending);
     }

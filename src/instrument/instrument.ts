@@ -72,8 +72,14 @@ export function instrument<C extends object>(client: C, options: InstrumentOptio
 
 function newTracker(options: ReturnType<typeof resolveInstrumentOptions>): LockTracker {
   const warnings = new WarnOnce<InstrumentWarningKind>(undefined, options.onWarning);
+  // A literal, not a spread of `options`: one hidden class for every tracker's options, read on each lock.
   return new LockTracker({
-    ...options,
+    recorder: options.recorder,
+    templates: options.templates,
+    instance: options.instance,
+    retryWindowMs: options.retryWindowMs,
+    expiredGraceMs: options.expiredGraceMs,
+    maxOpenLocks: options.maxOpenLocks,
     onFull: () => warnings.warn('tracking-full', `instrument: ${options.maxOpenLocks} locks open at once; further locks are not recorded (see stats().untracked)`),
     // Once per instrumentation (a client, its duplicates and the clients sharing its recorder): a worker runs these scripts all day.
     onBullmq: (stalledKey) => {
