@@ -206,3 +206,29 @@ describe('instrument() itself', () => {
     await redis.del('throwing:lock:2');
   });
 });
+
+describe('a command ioredis sends again', () => {
+  const COMPARE_AND_DELETE = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0`;
+
+  it.each([
+    ['ioredis 5', Redis5],
+    ['ioredis 6', Redis6 as unknown as typeof Redis5],
+  ] as const)('%s: an acquire queued offline and sent again once connected is read once (one attempt, not two)', async (name, Client) => {
+    const ns = `resend${name.at(-1)}:lock:`;
+    const recorder = new MemoryRecorder();
+    const other = new Client(url);
+    const redis = instrument(new Client(url, { lazyConnect: true }), { recorder, retryWindowMs: 50 });
+    closers.push(() => other.quit(), () => redis.quit());
+    await other.set(`${ns}1`, 'theirs', 'PX', 10_000, 'NX');
+    // Not connected yet: ioredis queues the command, connects, then sends it again from its offline queue.
+    expect(await redis.set(`${ns}1`, 'mine', 'PX', 10_000, 'NX')).toBeNull();
+    // A token-checked release on the same pattern: the failed attempt above is a lock's.
+    expect(await redis.set(`${ns}2`, 'mine', 'PX', 10_000, 'NX')).toBe('OK');
+    expect(await redis.eval(COMPARE_AND_DELETE, 1, `${ns}2`, 'mine')).toBe(1);
+    await new Promise((r) => setTimeout(r, 100));
+    instrumentationOf(redis)!.close();
+    const given = recorder.samples.find((s) => s.outcome === 'not_acquired');
+    expect(recorder.samples.map((s) => s.outcome).sort()).toEqual(['not_acquired', 'released']);
+    expect(given).toMatchObject({ key: `${ns}1`, attempts: 1 });
+  });
+});
