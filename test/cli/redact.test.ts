@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { redactUrl } from '../../src/redis-url.js';
+import { built } from '../helpers/built.js';
 import { runCli } from '../helpers/cli.js';
 
 describe('Redis URLs in messages', () => {
@@ -31,9 +32,9 @@ describe('the real command line', () => {
   it('prints no password on stderr, Node’s own warnings included', async () => {
     const { execFile } = await import('node:child_process');
     const { promisify } = await import('node:util');
-    const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+    const cli = built('src/cli/main.ts');
     for (const url of ['redis://ops:hun/ter#2@127.0.0.1:1', 'redis://127.0.0.1:1/0?password=hunter2']) {
-      const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', cli, 'locks', '--redis', url]).catch(
+      const result = await promisify(execFile)(process.execPath, [cli, 'locks', '--redis', url]).catch(
         (error: { code: number; stdout: string; stderr: string }) => error,
       );
       expect('code' in result ? result.code : 0).toBe(2);

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -10,11 +9,12 @@ import { TtlAdvisorError } from '../../src/errors.js';
 import { sendCommandOf } from '../../src/redis-client.js';
 import { nodeOfUrl } from '../../src/redis-url.js';
 import { KeyspaceWatcher } from '../../src/watch/watcher.js';
+import { built } from '../helpers/built.js';
 import { runCli } from '../helpers/cli.js';
 import { useOwnRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const cli = built('src/cli/main.ts');
 const dir = tempDir();
 
 // Its own server: a test sets a password on it, another writes to database 3.
@@ -30,7 +30,7 @@ async function cliLines(args: string[]) {
 
 /** The real command line (main.ts) in a child process. */
 async function realCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', cli, ...args]).then(
+  return promisify(execFile)(process.execPath, [cli, ...args]).then(
     (result) => ({ code: 0, ...result }),
     (error: { code: number; stdout: string; stderr: string }) => error,
   );

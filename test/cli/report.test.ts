@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/format.js';
 import { DEMO_START_MS } from '../../fixtures/generate.js';
+import { built } from '../helpers/built.js';
 import { runCli } from '../helpers/cli.js';
 import { buildDb } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/temp.js';
@@ -191,12 +192,12 @@ describe('ttl-advisor report', () => {
 
   it('the built binary runs: --version, --help, and exit 2 on a usage error', async () => {
     const run = promisify(execFile);
-    const bin = join(import.meta.dirname, '../../src/cli/main.ts');
-    const version = await run(process.execPath, ['--import', 'tsx', bin, '--version']);
+    const bin = built('src/cli/main.ts');
+    const version = await run(process.execPath, [bin, '--version']);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
-    const help = await run(process.execPath, ['--import', 'tsx', bin, 'report', '--help']);
+    const help = await run(process.execPath, [bin, 'report', '--help']);
     expect(help.stdout).toMatch(/--multiplier <n>/);
-    const failed = await run(process.execPath, ['--import', 'tsx', bin, 'report', '--db', join(dir, 'missing.db')]).catch((e: { code: number; stderr: string }) => e);
+    const failed = await run(process.execPath, [bin, 'report', '--db', join(dir, 'missing.db')]).catch((e: { code: number; stderr: string }) => e);
     expect(failed).toMatchObject({ code: 2 });
     expect((failed as { stderr: string }).stderr.trim().split('\n')).toHaveLength(1);
   });

@@ -1,15 +1,15 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
+import { built } from '../helpers/built.js';
 import { runCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const cli = built('src/cli/main.ts');
 const dir = tempDir();
 const commandNames = buildProgram().commands.map((command) => command.name());
 
@@ -66,7 +66,7 @@ describe('item 15: usage errors are one line, exit 2', () => {
 
   it('item 15: the real command line, with no arguments and with an unknown option', async () => {
     const run = (args: string[]) =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', cli, ...args]).then(
+      promisify(execFile)(process.execPath, [cli, ...args]).then(
         (result) => ({ code: 0, ...result }),
         (error: { code: number; stdout: string; stderr: string }) => error,
       );

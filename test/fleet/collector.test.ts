@@ -1,19 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { databaseStats } from '../../src/store/stats.js';
 import { CONNECT_TIMEOUT_MS } from '../../src/cli/redis.js';
 import { COLLECTOR_DEFAULTS } from '../../src/fleet/collector.js';
 import { RedisStreamSink, StreamCollector } from '../../src/index.js';
+import { built } from '../helpers/built.js';
 import { CLIENT_KINDS, connectClient } from '../helpers/clients.js';
 import { queryDb } from '../helpers/db.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-const producer = fileURLToPath(new URL('../helpers/sink-producer.ts', import.meta.url));
+const cli = built('src/cli/main.ts');
+const producer = built('test/helpers/sink-producer.ts');
 const dir = tempDir();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const running: ChildProcess[] = [];
@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 function start(args: string[]): { proc: ChildProcess; output: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   running.push(proc);
   let output = '';
   proc.stdout!.on('data', (c: Buffer) => (output += c.toString()));

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { RedisStreamSink, type LockSample } from '../../src/index.js';
 import { decodeStreamBatch } from '../../src/fleet/stream-entry.js';
 import { Histogram } from '../../src/store/histogram/histogram.js';
+import { built } from '../helpers/built.js';
 import { CLIENT_KINDS, connectClient } from '../helpers/clients.js';
 import { startRedisServer } from '../helpers/redis-server.js';
 
@@ -96,8 +96,8 @@ describe('RedisStreamSink', () => {
 describe('RedisStreamSink in a service that must not notice it', () => {
   it('SIGTERM sends what is buffered before the process ends, within flushOnShutdown’s bound', async () => {
     const stream = `test:sink:sigterm:${Date.now()}`;
-    const child = fileURLToPath(new URL('../helpers/sink-child.ts', import.meta.url));
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, inject('redisUrl'), stream, '30000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = built('test/helpers/sink-child.ts');
+    const proc = spawn(process.execPath, [child, inject('redisUrl'), stream, '30000'], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve, reject) => {
       proc.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
       proc.once('exit', (code) => reject(new Error(`child exited early with ${code}`)));

@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import Redlock from 'redlock';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { analyze, type InstrumentStats } from '../../src/index.js';
+import { built } from '../helpers/built.js';
 import { startChild } from '../helpers/child.js';
 import { tempDir } from '../helpers/temp.js';
 
-const worker = fileURLToPath(new URL('../helpers/redlock-worker.ts', import.meta.url));
+const worker = built('test/helpers/redlock-worker.ts');
 const url = inject('redisUrl');
 const redis = new Redis(url);
 afterAll(() => redis.disconnect());
 
 /** One worker process: `ready` once it waits for the go signal, `done` with what it ran and what instrument saw. */
 function startWorker(args: string[]) {
-  const child = startChild(process.execPath, ['--import', 'tsx', worker, ...args]);
+  const child = startChild(process.execPath, [worker, ...args]);
   const done = child.exited.then(({ code }) => {
     const line = child.output().split('\n').find((l) => l.startsWith('results '));
     if (code !== 0 || !line) throw new Error(`worker exited with ${code}: ${child.output()}`);

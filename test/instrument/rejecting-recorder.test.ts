@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { built } from '../helpers/built.js';
 import { startChild } from '../helpers/child.js';
 
 /**
@@ -12,7 +12,7 @@ import { startChild } from '../helpers/child.js';
  */
 
 const url = inject('redisUrl');
-const child = fileURLToPath(new URL('../helpers/rejecting-recorder-child.ts', import.meta.url));
+const child = built('test/helpers/rejecting-recorder-child.ts');
 const running: ChildProcess[] = [];
 afterAll(() => {
   for (const proc of running) if (proc.exitCode === null) proc.kill('SIGKILL');
@@ -27,7 +27,7 @@ interface Report {
 }
 
 async function runService(door: 'withLock' | 'instrument' | 'bare', client: 'ioredis' | 'node-redis') {
-  const c = startChild(process.execPath, ['--import', 'tsx', child, door, client, url], running);
+  const c = startChild(process.execPath, [child, door, client, url], running);
   const { code } = await c.exited;
   const line = c.output().split('\n').find((l) => l.startsWith('{'));
   return { code, output: c.output(), report: line === undefined ? undefined : (JSON.parse(line) as Report) };

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { built } from '../helpers/built.js';
 import { CLIENT_KINDS, type ClientKind } from '../helpers/clients.js';
 import { queryDb } from '../helpers/db.js';
 import { tempDir } from '../helpers/temp.js';
@@ -11,7 +11,7 @@ import { tempDir } from '../helpers/temp.js';
 
 /** Starts one worker; resolves `ready` when it waits for the go signal, `done` with its results. */
 function startWorker(args: string[]) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', worker, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [worker, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   let onReady: () => void;
   const ready = new Promise<void>((resolve) => (onReady = resolve));
@@ -28,7 +28,7 @@ function startWorker(args: string[]) {
   });
   return { ready, done };
 }
-const worker = fileURLToPath(new URL('../helpers/order-worker.ts', import.meta.url));
+const worker = built('test/helpers/order-worker.ts');
 const url = inject('redisUrl');
 const redis = new Redis(url);
 afterAll(() => redis.disconnect());

@@ -2,19 +2,19 @@ import Database from 'better-sqlite3';
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SqliteRecorder, analyze, type LockSample, type RecorderWarning } from '../../src/index.js';
 import { Histogram } from '../../src/store/histogram/histogram.js';
 import { SCHEMA_VERSION } from '../../src/store/format.js';
+import { built } from '../helpers/built.js';
 import { countRows, queryDb, rollupTotal } from '../helpers/db.js';
 import { tempDir } from '../helpers/temp.js';
 
 const dir = tempDir();
 let n = 0;
 const dbPath = () => join(dir, `samples-${n++}.db`);
-const child = fileURLToPath(new URL('../helpers/recorder-child.ts', import.meta.url));
+const child = built('test/helpers/recorder-child.ts');
 const run = promisify(execFile);
 
 function sample(i: number, overrides: Partial<LockSample> = {}): LockSample {
@@ -264,7 +264,7 @@ describe('SqliteRecorder', () => {
   it('two processes record into one file at once', async () => {
     const path = dbPath();
     const results = await Promise.all(
-      ['writer-a', 'writer-b'].map((instance) => run(process.execPath, ['--import', 'tsx', child, path, instance, '20000', 'close'])),
+      ['writer-a', 'writer-b'].map((instance) => run(process.execPath, [child, path, instance, '20000', 'close'])),
     );
     for (const { stdout } of results) expect(JSON.parse(stdout)).toMatchObject({ written: 20_000, dropped: 0 });
     expect(countRows(path, 'raw_samples')).toBe(40_000);
@@ -278,7 +278,7 @@ describe('SqliteRecorder', () => {
 
   it('a process that gets SIGTERM writes all its buffered samples first', async () => {
     const path = dbPath();
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, path, 'terminated', '7000', 'wait-for-signal'], {
+    const proc = spawn(process.execPath, [child, path, 'terminated', '7000', 'wait-for-signal'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     await new Promise<void>((resolve, reject) => {
@@ -294,26 +294,26 @@ describe('SqliteRecorder', () => {
   });
 });
 
-const shutdownChild = fileURLToPath(new URL('../helpers/shutdown-child.ts', import.meta.url));
+const shutdownChild = built('test/helpers/shutdown-child.ts');
 
 describe('SqliteRecorder: never silent, and cooperating with a graceful shutdown', () => {
   it('with nobody listening, each kind of failure is printed once through process warnings', async () => {
     const notADirectory = join(dir, 'not-a-directory');
     writeFileSync(notADirectory, 'x');
     const path = join(notADirectory, 'samples.db');
-    const quiet = await run(process.execPath, ['--import', 'tsx', shutdownChild, path, 'unwritable']);
+    const quiet = await run(process.execPath, [shutdownChild, path, 'unwritable']);
     expect(JSON.parse(quiet.stdout)).toMatchObject({ recorded: 30, written: 0, dropped: 30 });
     const lines = quiet.stderr.split('\n').filter((l) => l.includes('TtlAdvisorWarning'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/TtlAdvisorWarning: ttl-advisor: Cannot open samples database .*samples\.db/);
     // Control: someone listens, so nothing is printed.
-    const listened = await run(process.execPath, ['--import', 'tsx', shutdownChild, path, 'unwritable-listened']);
+    const listened = await run(process.execPath, [shutdownChild, path, 'unwritable-listened']);
     expect(listened.stderr).not.toMatch(/TtlAdvisorWarning/);
   });
 
   it('locks that finish during the application’s own drain after SIGTERM are recorded, and the counters on disk are the true ones', async () => {
     const path = dbPath();
-    const proc = spawn(process.execPath, ['--import', 'tsx', shutdownChild, path, 'drain'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const proc = spawn(process.execPath, [shutdownChild, path, 'drain'], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve, reject) => {
       proc.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
       proc.once('exit', (code) => reject(new Error(`child exited early with ${code}`)));

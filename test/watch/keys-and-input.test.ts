@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { KeyspaceWatcher } from '../../src/index.js';
 import { openForWriting } from '../../src/store/schema.js';
 import { SCHEMA_VERSION } from '../../src/store/format.js';
+import { built } from '../helpers/built.js';
 import { runCli } from '../helpers/cli.js';
 import { MemoryRecorder } from '../helpers/memory-recorder.js';
 import { useOwnRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -17,7 +17,7 @@ import { tempDir } from '../helpers/temp.js';
  * recorded into (item 12), and options that cannot be right (item 15).
  */
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const cli = built('src/cli/main.ts');
 const dir = tempDir();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let server: RedisServer;
@@ -111,7 +111,7 @@ describe('watch: --db checked before anything is subscribed', () => {
     // Root writes whatever the mode bits say: the CLI runs as nobody there.
     const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
     const run = (db: string) =>
-      spawnSync(process.execPath, ['--import', 'tsx', cli, 'watch', '--redis', server.url, '--db', db], { encoding: 'utf8', env: { ...process.env, HOME: dir }, timeout: 30_000, ...asUser });
+      spawnSync(process.execPath, [cli, 'watch', '--redis', server.url, '--db', db], { encoding: 'utf8', env: { ...process.env, HOME: dir }, timeout: 30_000, ...asUser });
     const file = run(join(ro, 'samples.db'));
     expect(file.status, file.stderr).toBe(2);
     expect(file.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^ttl-advisor: Cannot record into .*samples\.db: attempt to write a readonly database$/)]);
@@ -121,7 +121,7 @@ describe('watch: --db checked before anything is subscribed', () => {
     expect(folder.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^ttl-advisor: Cannot create .*new\.db: .*ro-folder is not writable \(EACCES\)$/)]);
     // Control: the same user records into a file it may write.
     chmodSync(join(ro, 'samples.db'), 0o666);
-    const writable = spawnSync(process.execPath, ['--import', 'tsx', cli, 'watch', '--redis', 'redis://127.0.0.1:1', '--db', join(ro, 'samples.db')], {
+    const writable = spawnSync(process.execPath, [cli, 'watch', '--redis', 'redis://127.0.0.1:1', '--db', join(ro, 'samples.db')], {
       encoding: 'utf8',
       env: { ...process.env, HOME: dir },
       timeout: 30_000,

@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { built } from '../helpers/built.js';
 import { startChild, type Child } from '../helpers/child.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
@@ -28,7 +28,7 @@ import { analyze } from '../../src/index.js';
  * lockDuration / 2 (lateness 0); only an event loop blocked for more than that is late.
  */
 
-const workerScript = fileURLToPath(new URL('../helpers/watch-lease-bullmq-worker.ts', import.meta.url));
+const workerScript = built('test/helpers/watch-lease-bullmq-worker.ts');
 const dir = tempDir();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const running: ChildProcess[] = [];
@@ -58,7 +58,7 @@ afterAll(async () => {
 });
 
 function startWorker(queue: string, concurrency: number, jobs: number): Child {
-  return startChild(process.execPath, ['--import', 'tsx', workerScript, String(server.port), queue, String(LOCK_DURATION_MS), String(concurrency), String(jobs)], running);
+  return startChild(process.execPath, [workerScript, String(server.port), queue, String(LOCK_DURATION_MS), String(concurrency), String(jobs)], running);
 }
 
 async function timedBy(worker: Child): Promise<Timed> {

@@ -3,17 +3,15 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DURATION_BUCKETS_S } from '../../src/index.js';
+import { built } from '../helpers/built.js';
 import { startChild } from '../helpers/child.js';
 import { startPrometheus, type PrometheusServer } from '../helpers/prometheus-server.js';
 import { freePort, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-// The watcher runs in a folder of its own (to see that it writes no file), so tsx is named by its path.
-const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+const cli = built('src/cli/main.ts');
 
 describe('watch --metrics-port: a Redis fleet’s locks into Prometheus, no file at all', () => {
   let server: RedisServer;
@@ -36,7 +34,7 @@ describe('watch --metrics-port: a Redis fleet’s locks into Prometheus, no file
 
   it('Prometheus scrapes every lock the watcher saw, under the documented names, by pattern and source', async () => {
     const port = await freePort();
-    const watch = startChild(process.execPath, ['--import', tsx, cli, 'watch', '--redis', server.url, '--configure', '--metrics-port', String(port), '--metrics-host', '127.0.0.1', '--match', '*:lock:*'], running, dir);
+    const watch = startChild(process.execPath, [cli, 'watch', '--redis', server.url, '--configure', '--metrics-port', String(port), '--metrics-host', '127.0.0.1', '--match', '*:lock:*'], running, dir);
     await watch.said('subscribed on', 30_000);
     expect(watch.output()).toContain(`Prometheus metrics at http://127.0.0.1:${port}/metrics`);
 
@@ -78,11 +76,11 @@ describe('watch --metrics-port: a Redis fleet’s locks into Prometheus, no file
     const taken = createServer();
     const port = await new Promise<number>((resolve) => taken.listen(0, '127.0.0.1', () => resolve((taken.address() as { port: number }).port)));
     try {
-      const watch = startChild(process.execPath, ['--import', tsx, cli, 'watch', '--redis', server.url, '--metrics-port', String(port), '--metrics-host', '127.0.0.1'], running, dir);
+      const watch = startChild(process.execPath, [cli, 'watch', '--redis', server.url, '--metrics-port', String(port), '--metrics-host', '127.0.0.1'], running, dir);
       const { code } = await watch.exited;
       expect(code).toBe(2);
       expect(watch.output().trim().split('\n')).toEqual([`ttl-advisor: Cannot serve metrics on 127.0.0.1:${port}: EADDRINUSE`]);
-      const bad = startChild(process.execPath, ['--import', tsx, cli, 'watch', '--redis', server.url, '--metrics-port', '70000'], running, dir);
+      const bad = startChild(process.execPath, [cli, 'watch', '--redis', server.url, '--metrics-port', '70000'], running, dir);
       expect((await bad.exited).code).toBe(2);
       expect(bad.output()).toMatch(/Expected --metrics-port to be a port from 1 to 65535, got "70000"/);
     } finally {

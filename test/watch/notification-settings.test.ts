@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { built } from '../helpers/built.js';
 import { startChild } from '../helpers/child.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
 import { useOwnRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -14,8 +14,8 @@ import { tempDir } from '../helpers/temp.js';
  * redis-server processes, real ACL users, the CLI in child processes.
  */
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-const configureChild = fileURLToPath(new URL('../helpers/configure-watch-child.ts', import.meta.url));
+const cli = built('src/cli/main.ts');
+const configureChild = built('test/helpers/configure-watch-child.ts');
 const dir = tempDir();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const RELEASE = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
@@ -35,7 +35,7 @@ afterEach(() => {
 });
 
 function watch(url: string, db: string, ...more: string[]) {
-  return startChild(process.execPath, ['--import', 'tsx', cli, 'watch', '--redis', url, '--db', db, '--progress-ms', '60000', ...more], running);
+  return startChild(process.execPath, [cli, 'watch', '--redis', url, '--db', db, '--progress-ms', '60000', ...more], running);
 }
 
 async function stopWatch(w: ReturnType<typeof watch>): Promise<string> {
@@ -141,7 +141,7 @@ describe('watch where CONFIG is refused', () => {
 describe('watch --configure: marks what it set', () => {
   it('item 14: a --configure watcher killed with SIGKILL leaves the setting changed; the next --configure run restores the original', async () => {
     await admin.config('SET', 'notify-keyspace-events', 'xE');
-    const killed = startChild(process.execPath, ['--import', 'tsx', configureChild, server.url, '600'], running);
+    const killed = startChild(process.execPath, [configureChild, server.url, '600'], running);
     await killed.said('watching');
     expect(await setting()).toBe(sorted('$EKghx'));
     expect(await admin.get('ttl-advisor:watch:configured')).toBe('xE');

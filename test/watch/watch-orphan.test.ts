@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { built } from '../helpers/built.js';
 import { startChild, type Child } from '../helpers/child.js';
 import { rollupTotal } from '../helpers/db.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -17,7 +17,7 @@ import { tempDir } from '../helpers/temp.js';
  * passed on, and the watcher must notice by itself.
  */
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const cli = built('src/cli/main.ts');
 const dir = tempDir();
 const RELEASE = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 // The watcher checks its parent every 500 ms, then stops as on SIGTERM; the rest is a loaded machine.
@@ -55,7 +55,7 @@ const NPX_ENV = { npm_lifecycle_event: 'npx', npm_command: 'exec', npm_config_us
  * `'through-wrapper'` it writes to pipes the wrapper reads and forwards, which close when it dies.
  */
 function startWrapper(db: string, byPackageManager: boolean, output: 'inherit' | 'through-wrapper'): Child {
-  const args = ['--import', 'tsx', cli, 'watch', '--redis', server.url, '--db', db, '--configure', '--progress-ms', '200'];
+  const args = [cli, 'watch', '--redis', server.url, '--db', db, '--configure', '--progress-ms', '200'];
   // The test runner may itself run under npx: its npm_ variables are not passed on.
   const wrapper = `
 const { spawn } = require('node:child_process');

@@ -8,6 +8,7 @@ import { Mutex } from 'redis-semaphore';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StreamCollector, analyze, renderJson, withLock, type PatternAnalysis } from '../../src/index.js';
 import { hintSentences } from '../../src/report/hint-text.js';
+import { built } from '../helpers/built.js';
 import { hasPythonRedis, startChild } from '../helpers/child.js';
 import { queryDb } from '../helpers/db.js';
 import { runCli } from '../helpers/cli.js';
@@ -23,7 +24,7 @@ import { startWatch } from '../helpers/watch-cli.js';
  * lock where Debian's python3-redis is installed.
  */
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const cli = built('src/cli/main.ts');
 const seedLock = fileURLToPath(new URL('../helpers/seed_lock.py', import.meta.url));
 const dir = tempDir();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -218,7 +219,7 @@ describe('ttl-advisor watch: clients in any language', () => {
 describe('ttl-advisor watch: into a fleet stream', () => {
   it('--stream sends the samples to a stream that collect reads into a file', async () => {
     const stream = `watch:samples:${Date.now()}`;
-    const w = startChild(process.execPath, ['--import', 'tsx', cli, 'watch', '--redis', server.url, '--stream', stream, '--configure', '--instance', 'watcher-1'], running);
+    const w = startChild(process.execPath, [cli, 'watch', '--redis', server.url, '--stream', stream, '--configure', '--instance', 'watcher-1'], running);
     await w.said('subscribed on 1 node');
     for (let i = 0; i < 12; i++) {
       await redis.set(`fleet:lock:job:${i}`, 't', 'PX', 3000, 'NX');

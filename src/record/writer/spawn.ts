@@ -8,7 +8,9 @@ import type { FromWriter, WriterInit } from './protocol.js';
 // - the CommonJS build (dist/cjs/, one file per source file, import.meta.url defined as the file's
 //   own URL): its thread.js beside this file too;
 // - a CommonJS bundle at dist/cjs/index.js (import.meta.url the bundle's): the ES module build's thread;
-// - the TypeScript sources (the tests): thread.ts through tsx, registered inside the thread
+// - the TypeScript sources (the tests): the plain-JavaScript copy of thread.ts that the test run transpiles
+//   at its start and names in TTL_ADVISOR_SOURCE_THREAD (starting through tsx costs a thread about four
+//   times the CPU, and the tests start hundreds), else thread.ts through tsx, registered inside the thread
 //   (a worker does not inherit loader hooks).
 const BUILT_THREAD = [new URL('./thread.js', import.meta.url), new URL('../record/writer/thread.js', import.meta.url)].find((url) =>
   existsSync(fileURLToPath(url)),
@@ -32,7 +34,9 @@ export interface WriterListeners {
  */
 export function spawnWriterThread(init: WriterInit, listeners: WriterListeners): Worker {
   let worker: Worker;
-  if (RUNNING_FROM_SOURCE) worker = new Worker(SOURCE_BOOTSTRAP, { eval: true, workerData: init });
+  const transpiled = RUNNING_FROM_SOURCE ? process.env.TTL_ADVISOR_SOURCE_THREAD : undefined;
+  if (transpiled) worker = new Worker(new URL(transpiled), { workerData: init });
+  else if (RUNNING_FROM_SOURCE) worker = new Worker(SOURCE_BOOTSTRAP, { eval: true, workerData: init });
   else if (BUILT_THREAD) worker = new Worker(BUILT_THREAD, { workerData: init });
   else throw new Error(`the writer thread's code is missing beside ${fileURLToPath(import.meta.url)}`);
   worker.on('message', listeners.onMessage);
