@@ -54,7 +54,20 @@ describe('the packed package in a fresh service', () => {
       private: true,
       dependencies: { 'ttl-advisor': `file:${tarball}`, ioredis: '5.9.2', redis: '5.12.1', '@types/node': '20.19.43' },
     });
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: home, timeout: 600_000 });
+    // better-sqlite3's binary as prebuild-install would download it, made from the repository's own (the same
+    // version, the same Node ABI): where no prebuilt binary can be fetched (no network, or none cached), the
+    // install compiled SQLite with node-gyp, about 100 s of CPU for a file that is not ours.
+    const prebuilds = join(home, 'prebuilds');
+    mkdirSync(prebuilds);
+    const sqlite = join(ROOT, 'node_modules/better-sqlite3');
+    const { version } = JSON.parse(readFileSync(join(sqlite, 'package.json'), 'utf8')) as { version: string };
+    const prebuilt = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+    await run('tar', ['-czf', join(prebuilds, prebuilt), '-C', sqlite, 'build/Release/better_sqlite3.node']);
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: home,
+      timeout: 600_000,
+      env: { ...process.env, npm_config_better_sqlite3_local_prebuilds: prebuilds },
+    });
   }, 720_000);
 
   it('installs one copy of the user’s Redis client, and no prepare script', async () => {
