@@ -71,7 +71,7 @@ export class WaitHistogram implements EncodableHistogram {
     return this.others.bucketCount + (this.zeros > 0 ? 1 : 0);
   }
 
-  /** Records one wait (µs, a whole number from `toMicros`). */
+  /** Records one wait (whole µs, ≥ 0, as the aggregator's fold computes them). */
   record(us: number): void {
     if (us === 0) this.zeros++;
     else this.others.record(us);

@@ -3,12 +3,13 @@ import { HISTS, ROLLUP_VALUE_COLUMNS, type RollupValues } from '../../store/roll
 import type { SealedWrite } from './protocol.js';
 
 /**
- * A seal in one ArrayBuffer, so that it moves to the writer thread by transfer,
- * not by copy: `postMessage` cloned each batch's objects, raw rows and blobs one by
- * one, and each blob with the whole 8 KB pool slab under it. The thread reads the
- * blobs in place. Little-endian; numbers as float64, strings and blobs as a uint32
- * byte length and their (UTF-8) bytes; patterns and instances once per seal, as
- * indices after that. Only what a recorder's seal holds: no stream epochs or counters.
+ * A seal in one buffer, so that it reaches the writer thread without a copy: a
+ * SharedArrayBuffer reused from seal to seal (see {@link SealBuffers}), or an
+ * ArrayBuffer that is transferred. `postMessage` cloned each batch's objects, raw
+ * rows and blobs one by one, and each blob with the whole 8 KB pool slab under it.
+ * The thread reads the blobs in place. Little-endian; numbers as float64, strings
+ * and blobs as a uint32 byte length and their (UTF-8) bytes; patterns and instances
+ * once per seal, as indices after that. Only what a recorder's seal holds: no stream epochs or counters.
  *
  * The first 8 bytes are the buffer's own (see {@link SealBuffers}), the seal follows:
  *
