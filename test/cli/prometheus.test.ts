@@ -127,7 +127,9 @@ describe('--prometheus: the analysis from Prometheus', () => {
     const verdicts = (stdout: string) =>
       Object.fromEntries(checkRows(stdout).map((r) => [r.pattern, [r.verdict, r.failing, r.apply]]));
     expect(verdicts(fromProm.stdout)).toEqual(verdicts(fromDb.stdout));
-    expect(verdicts(fromDb.stdout)['stock:lock:sku:{id}']![0]).toBe('too-short');
+    // The control: the stock locks' 250 ms fails. A 60–99 ms hold stretched past 250 ms by a stalled event loop (a
+    // loaded CI box) makes that lock expire, and the verdict 'expired' — which fails too, in both sources alike.
+    expect(['too-short', 'expired']).toContain(verdicts(fromDb.stdout)['stock:lock:sku:{id}']![0]);
     expect(fromProm.code).toBe(fromDb.code);
     expect(fromProm.code).toBe(1);
   });
