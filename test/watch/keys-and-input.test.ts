@@ -165,7 +165,7 @@ describe('watch: options that cannot be right', () => {
     const fifteen = new Redis(`${server.url}/15`);
     try {
       await fifteen.set('idx:lock:1', 'x', 'PX', 3000, 'NX');
-      await sleep(10);
+      await sleep(250); // time to read its TTL, on a loaded machine too
       await fifteen.del('idx:lock:1');
       await redis.set('idx:lock:2', 'x', 'PX', 3000, 'NX'); // database 0: not watched
       await redis.del('idx:lock:2');

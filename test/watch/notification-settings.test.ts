@@ -59,7 +59,7 @@ describe('watch where CONFIG is refused', () => {
     const w = watch(noConfigUrl, join(dir, 'probe-on.db'));
     await w.said('subscribed on 1 node');
     await admin.set('probe:lock:a:1', 't', 'PX', 4000, 'NX');
-    await sleep(15);
+    await sleep(250); // long enough for the watcher to read its TTL on a loaded machine (15 ms was not, at load 9)
     await admin.eval(RELEASE, 1, 'probe:lock:a:1', 't');
     await sleep(200);
     const output = await stopWatch(w);

@@ -61,7 +61,7 @@ describe.skipIf(!hasPythonRedis)("watch: patterns never released (the seed's Pyt
     // A cache entry written like a lock, under a key the lock glob matches; and one lock released as it should be.
     expect(await redis.set('cache:lock:user:1', 'v', 'EX', 1, 'NX')).toBe('OK');
     expect(await redis.set('ok:lock:job:1', 't', 'PX', 5000, 'NX')).toBe('OK');
-    await sleep(20);
+    await sleep(250); // time to read its TTL, on a loaded machine too
     expect(await redis.del('ok:lock:job:1')).toBe(1);
     const { code } = await python.exited;
     expect(code, python.output()).toBe(0);
@@ -135,7 +135,7 @@ describe('watch: a release confirms a pattern, and its earlier expirations join 
     for (let i = 1; i <= 3; i++) expect(await redis.set(`late:lock:job:${i}`, `t${i}`, 'PX', 100, 'NX')).toBe('OK');
     await sleep(400); // all three expire unreleased
     expect(await redis.set('late:lock:job:4', 't4', 'PX', 5000, 'NX')).toBe('OK');
-    await sleep(20);
+    await sleep(250); // time to read its TTL, on a loaded machine too
     expect(await redis.del('late:lock:job:4')).toBe(1);
     await sleep(300);
     await stop(w);

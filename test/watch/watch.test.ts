@@ -253,7 +253,7 @@ describe('ttl-advisor watch: faults and Cluster', () => {
     await w.said(/back on 127\.0\.0\.1:\d+: [\d.]+ s of notifications were not seen \(recorded as a gap\)/);
     const fresh = new Redis(server.url);
     await fresh.set('restart:lock:a:3', 'y', 'PX', 5000, 'NX');
-    await sleep(20);
+    await sleep(250); // time to read its TTL, on a loaded machine too
     await fresh.eval(RELEASE, 1, 'restart:lock:a:3', 'y'); // one lock after
     fresh.disconnect();
     await sleep(300);
