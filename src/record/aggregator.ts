@@ -2,12 +2,13 @@ import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, compileTemplates, resolvePattern,
 import { BUCKET_MS } from '../store/format.js';
 import type { DeltaBatch, GapRow, RawRow } from '../store/input.js';
 import { truncate } from '../text.js';
-import { SAMPLE_LIMITS, isTrustedSample, outcomeCodeOf, refusalOf } from '../sample/check-sample.js';
+import { SAMPLE_LIMITS, isTrustedSample, isValidGap, outcomeCodeOf, refusalOf } from '../sample/check-sample.js';
 import { PatternCache } from '../sample/pattern-cache.js';
-import type { LockSample, ObservationGap } from '../sample/sample.js';
+import type { LockSample, ObservationGap, RenewalTimings } from '../sample/sample.js';
 import type { WarnOnce } from '../sample/warn-once.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
 import { DeferredInserts } from './deferred-inserts.js';
+import { SAMPLE_SLOTS, putNumbers } from './sample-numbers.js';
 import { LeaseFold, PatternHour, Series } from './pattern-hour.js';
 import { markWritten, type RawBudget } from './raw-budget.js';
 
@@ -70,6 +71,8 @@ export class Aggregator {
   private pendingRaw: RawRow[] = [];
   private pendingGaps: { instance: string; row: GapRow }[] = [];
   private pendingRawInstance: string[] = [];
+  /** Where {@link fold} puts a sample's numbers for {@link foldAt}. */
+  private readonly scratch = new Float64Array(SAMPLE_SLOTS);
 
   constructor(private readonly options: AggregatorOptions) {
     // Each pattern's current hour, the one before, and room for stragglers.
@@ -107,7 +110,20 @@ export class Aggregator {
       this.lastRefusal = `no room for a new pattern (maxPatterns ${this.options.maxPatterns}) for an expiry on a pattern never seen released`;
       return FOLD.noRoom;
     }
-    const tsMs = Math.round(at);
+    putNumbers(this.scratch, 0, at, holdMs, waitMs, ttlMs, attempts, outcomeCodeOf(outcome), threw, extensions);
+    return this.foldAt(series, key, this.scratch, 0, censored === true, unconfirmed === true, renewal ?? undefined);
+  }
+
+  /** {@link fold} for a checked sample of this instance, its numbers at `offset` of `numbers`, with no pattern, `watch`'s or a lease's fields (see `SampleQueue`). */
+  foldChecked(key: string, numbers: Float64Array, offset: number): number {
+    return this.foldAt(this.seriesOf(key, undefined, undefined), key, numbers, offset, false, false, undefined);
+  }
+
+  /** The fold of {@link fold} and {@link foldChecked}. The numbers come in a typed array (see `putNumbers`): as arguments, each fraction was boxed anew. */
+  private foldAt(series: Series, key: string, n: Float64Array, offset: number, censored: boolean, unconfirmed: boolean, renewal: RenewalTimings | undefined): number {
+    const threw = n[offset + 6] === 1;
+    const code = n[offset + 7]!;
+    const tsMs = Math.round(n[offset]!);
     let hour = series.current;
     // Most samples fall in their series' current hour: two comparisons, where the bucket's floating-point modulo costs more.
     if (hour === undefined || tsMs < hour.bucketStartMs || tsMs >= hour.bucketStartMs + BUCKET_MS) {
@@ -119,20 +135,21 @@ export class Aggregator {
     }
     // Whole µs, as `toMicros` gives them for the finite numbers they are here (checked, or the lock's own): written
     // out, because the call (not inlined into a fold this size) cost as much as the histogram inserts.
-    const holdUs = holdMs === undefined || holdMs === null ? -1 : Math.max(0, Math.round(holdMs * 1000));
-    // `null`: the wait was not measured (`watch` sees no attempts): left out of the wait histogram, -1 in a raw row.
-    const waitUs = waitMs === undefined ? 0 : waitMs === null ? -1 : Math.max(0, Math.round(waitMs * 1000));
-    const code = outcomeCodeOf(outcome);
-    const ttl = Math.round(ttlMs);
-    const extended = extensions === undefined || extensions === null ? 0 : Math.round(extensions);
+    const holdMs = n[offset + 1]!;
+    const holdUs = Number.isNaN(holdMs) ? -1 : Math.max(0, Math.round(holdMs * 1000));
+    // A wait not measured (`watch` sees no attempts): left out of the wait histogram, -1 in a raw row.
+    const waitMs = n[offset + 2]!;
+    const waitUs = Number.isNaN(waitMs) ? -1 : Math.max(0, Math.round(waitMs * 1000));
+    const ttl = Math.round(n[offset + 3]!);
+    const extended = Math.round(n[offset + 5]!);
     hour.count++;
     hour.outcomes[code]!++;
-    if (threw === true) hour.threw++;
-    if (unconfirmed === true) hour.unconfirmed++;
+    if (threw) hour.threw++;
+    if (unconfirmed) hour.unconfirmed++;
     if (holdUs >= 0) {
       hour.holdSumUs += holdUs;
       // A hold whose end was not seen goes to its own histogram: its true length is at least this.
-      if (censored === true) (hour.censored ??= new PagedHistogram()).record(holdUs);
+      if (censored) (hour.censored ??= new PagedHistogram()).record(holdUs);
       else this.inserts.add(hour.hold, holdUs);
     }
     if (waitUs >= 0) {
@@ -147,7 +164,7 @@ export class Aggregator {
       hour.extended++;
       hour.extensions += extended;
     }
-    if (renewal !== undefined && renewal !== null) (hour.lease ??= new LeaseFold()).fold(renewal);
+    if (renewal !== undefined) (hour.lease ??= new LeaseFold()).fold(renewal);
     if (ttl === hour.ttl) hour.ttlCount++;
     else if (hour.ttlCount === 0) {
       hour.ttl = ttl;
@@ -161,12 +178,12 @@ export class Aggregator {
     // The raw-row budget: every failure (up to a cap) now; the hour's slowest and a uniform sample when it ends.
     const budget = hour.budget;
     const rate = this.options.rawSampleRate;
-    const keep = ((code !== 0 || threw === true) && budget.takeFailed()) || (rate > 0 && (rate >= 1 || Math.random() < rate));
+    const keep = ((code !== 0 || threw) && budget.takeFailed()) || (rate > 0 && (rate >= 1 || Math.random() < rate));
     const slow = budget.isSlow(holdUs);
     const slot = budget.pickUniform();
     if (keep || slow || slot >= 0) {
-      const flags = (code === 4 ? 1 : code) | ((threw === true ? 1 : 0) << 2) | (Math.round(attempts ?? 1) * 8);
-      const row: RawRow = [tsMs, key, series.pattern, holdUs, waitUs, ttl, flags, extended, code === 4 ? 1 : 0, censored === true && holdUs >= 0 ? 1 : 0];
+      const flags = (code === 4 ? 1 : code) | ((threw ? 1 : 0) << 2) | (Math.round(n[offset + 4]!) * 8);
+      const row: RawRow = [tsMs, key, series.pattern, holdUs, waitUs, ttl, flags, extended, code === 4 ? 1 : 0, censored && holdUs >= 0 ? 1 : 0];
       if (keep) {
         markWritten(row);
         this.pushRaw(row, series.instance);
@@ -183,13 +200,8 @@ export class Aggregator {
    */
   addGap(gap: ObservationGap): boolean {
     const { source, fromMs, toMs, reason, openHolds, instance } = gap ?? ({} as Partial<ObservationGap>);
-    const L = SAMPLE_LIMITS;
-    const valid =
-      typeof source === 'string' && source !== '' && typeof reason === 'string' && (reason as string) !== '' &&
-      typeof fromMs === 'number' && typeof toMs === 'number' && fromMs >= L.minAtMs && toMs >= fromMs && toMs <= Date.now() + L.maxAtAheadMs &&
-      Number.isSafeInteger(openHolds) && openHolds! >= 0 && (instance === undefined || typeof instance === 'string');
-    if (!valid || this.pendingGaps.length >= 1000) return false;
-    const own = instance === undefined || instance === '' ? this.options.instance : truncate(instance, L.maxInstanceLength);
+    if (!isValidGap(source, fromMs, toMs, reason, openHolds, instance) || this.pendingGaps.length >= 1000) return false;
+    const own = instance === undefined || instance === '' ? this.options.instance : truncate(instance, SAMPLE_LIMITS.maxInstanceLength);
     this.pendingGaps.push({ instance: own, row: [truncate(source!, 200), Math.round(fromMs!), Math.round(toMs!), truncate(reason!, 40), openHolds!] });
     return true;
   }

@@ -107,6 +107,16 @@ export function refusalOf(
   return undefined;
 }
 
+/** Whether an observation gap's fields (each read once by the caller) make a gap: a source, a reason, a time range in the limits, a count of open holds. */
+export function isValidGap(source: unknown, fromMs: unknown, toMs: unknown, reason: unknown, openHolds: unknown, instance: unknown): boolean {
+  const L = SAMPLE_LIMITS;
+  return (
+    typeof source === 'string' && source !== '' && typeof reason === 'string' && reason !== '' &&
+    typeof fromMs === 'number' && typeof toMs === 'number' && fromMs >= L.minAtMs && toMs >= fromMs && toMs <= Date.now() + L.maxAtAheadMs &&
+    Number.isSafeInteger(openHolds) && (openHolds as number) >= 0 && (instance === undefined || typeof instance === 'string')
+  );
+}
+
 /** Why a sample's `renewal` is refused, or `undefined`. Never throws (a getter that throws is the caller's to catch). */
 function renewalRefusal(renewal: unknown): string | undefined {
   if (typeof renewal !== 'object') return '`renewal` must be an object';

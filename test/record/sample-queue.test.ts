@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Aggregator, FOLD } from '../../src/record/aggregator.js';
 import { FOLD_AS_IS, SampleQueue } from '../../src/record/sample-queue.js';
+import { TRUSTED_SAMPLE } from '../../src/sample/check-sample.js';
 import type { LockSample } from '../../src/sample/sample.js';
 
-const aggregator = () =>
-  new Aggregator({ instance: 'q', templates: [], maxPatterns: 1000, budget: { failed: 1000, slowest: 10, uniform: 0 }, rawSampleRate: 0, maxPendingRawRows: 10_000 });
+const aggregator = (maxPatterns = 1000) =>
+  new Aggregator({ instance: 'q', templates: [], maxPatterns, budget: { failed: 1000, slowest: 10, uniform: 0 }, rawSampleRate: 0, maxPendingRawRows: 10_000 });
 const START = Date.UTC(2026, 0, 1);
 const OUTCOMES = ['released', 'expired', 'not_acquired', 'error', 'lost'] as const;
 
@@ -59,4 +60,37 @@ describe('SampleQueue: record() queues samples and folds them later', () => {
     expect(queue.refusal).toBe('reading the sample threw: boom');
     expect(queue.length).toBe(0);
   });
+
+  it('folds a queued sample as the object fold does: rollups, raw rows, refusals, the pattern cap and trusted samples alike', () => {
+    const direct = aggregator(3);
+    const queued = aggregator(3);
+    const queue = new SampleQueue();
+    const refusals: string[][] = [[], []];
+    for (let i = 0; i < 600; i++) {
+      // Seven patterns against a cap of three: {other} and its overflow count; failures and slow holds make raw rows.
+      const sample: Record<string | symbol, unknown> = {
+        key: `svc${String.fromCharCode(97 + (i % 7))}:lock:${i}`, at: START + i * 30_000, holdMs: i % 10 === 0 ? undefined : (i % 89) * 3.7,
+        waitMs: i % 3 === 0 ? null : i % 4, ttlMs: 5000, attempts: 1 + (i % 2), extensions: i % 5, threw: i % 11 === 0, outcome: OUTCOMES[i % 5]!,
+      };
+      if (i % 13 === 0) sample['holdMs'] = -5; // refused
+      if (i % 17 === 0) sample['at'] = 1_700_000_000; // seconds: refused
+      if (i % 19 === 0) sample[TRUSTED_SAMPLE] = true;
+      const d = direct.fold({ ...sample } as unknown as LockSample);
+      const q = queue.take(sample as unknown as LockSample);
+      expect(q).toBe(d === FOLD.invalid ? FOLD.invalid : FOLD.counted);
+      if (d === FOLD.invalid) refusals[0]!.push(direct.lastRefusal);
+      if (q === FOLD.invalid) refusals[1]!.push(queue.refusal);
+      if (queue.full) expect(queue.foldInto(queued)).toBe(0);
+    }
+    expect(queue.foldInto(queued)).toBe(0);
+    expect(refusals[0]!.length).toBeGreaterThan(50);
+    expect(refusals[1]).toEqual(refusals[0]);
+    expect(queued.patternOverflow).toBe(direct.patternOverflow);
+    expect(direct.patternOverflow).toBeGreaterThan(0);
+    const sealed = (a: Aggregator) => a.seal(START + 10 * 3_600_000, true).batches.map((b) => ({ ...b, rollups: [...b.rollups].sort((x, y) => (x.pattern + x.bucketStartMs).localeCompare(y.pattern + y.bucketStartMs)) }));
+    const expected = sealed(direct);
+    expect(expected[0]!.raw.length).toBeGreaterThan(100);
+    expect(sealed(queued)).toEqual(expected);
+  });
 });
+
