@@ -1,4 +1,4 @@
-import { isTrustedSample, outcomeCodeOf, refusalOf } from '../sample/check-sample.js';
+import { isPlainValid, isTrustedSample, outcomeCodeOf, refusalOf } from '../sample/check-sample.js';
 import type { LockSample } from '../sample/sample.js';
 import { FOLD, type Aggregator } from './aggregator.js';
 import { SAMPLE_SLOTS, putNumbers } from './sample-numbers.js';
@@ -51,7 +51,7 @@ export class SampleQueue {
     if (pattern || instance || (censored !== undefined && censored !== null && censored !== false)) return FOLD_AS_IS;
     if ((unconfirmed !== undefined && unconfirmed !== null && unconfirmed !== false) || (renewal !== undefined && renewal !== null)) return FOLD_AS_IS;
     const code = outcomeCodeOf(outcome);
-    if (!isTrustedSample(sample)) {
+    if (!isTrustedSample(sample) && !isPlainValid(key, code, at, holdMs, waitMs, ttlMs, attempts, extensions, pattern, instance)) {
       const refusal = refusalOf(key, at, holdMs, waitMs, ttlMs, attempts, outcome, pattern, instance, extensions, censored, unconfirmed, renewal);
       if (refusal !== undefined) {
         this.refusal = refusal;

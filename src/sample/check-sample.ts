@@ -63,6 +63,24 @@ function atTooLate(at: number): boolean {
 }
 
 /**
+ * Whether a sample's fields (each read once by the caller) pass the checks that
+ * the common sample needs: a key, a known outcome (its `code`), each number
+ * absent or in range, no pattern or instance. It accepts only what
+ * {@link refusalOf} accepts; false asks refusalOf, which may still accept
+ * (`null` fields) and says why not. Small, so that it is inlined where samples
+ * are taken: a call boxed `at` and `holdMs` each in a new heap number.
+ */
+export function isPlainValid(key: unknown, code: number, at: unknown, holdMs: unknown, waitMs: unknown, ttlMs: unknown, attempts: unknown, extensions: unknown, pattern: unknown, instance: unknown): boolean {
+  const L = SAMPLE_LIMITS;
+  return (
+    typeof key === 'string' && key !== '' && code >= 0 && pattern === undefined && instance === undefined &&
+    typeof at === 'number' && at >= L.minAtMs && !atTooLate(at) &&
+    (holdMs === undefined || inRange(holdMs, 0, L.maxDurationMs)) && (waitMs === undefined || inRange(waitMs, 0, L.maxDurationMs)) &&
+    inRange(ttlMs, 0, L.maxTtlMs) && (attempts === undefined || inRange(attempts, 0, L.maxAttempts)) && (extensions === undefined || inRange(extensions, 0, L.maxExtensions))
+  );
+}
+
+/**
  * Why a sample's fields (each read once by the caller) are refused, or
  * `undefined` when they are valid. Never throws.
  */
