@@ -128,8 +128,10 @@ describe("watch: Redisson's RLock, a hash lock renewed by its watchdog", () => {
     expect([...lease.periods]).toEqual([[WATCHDOG_MS / 3, 3]]);
     // The watchdog's renewals and the re-entry's PEXPIRE and the first unlock's (each pushes the TTL out): counted.
     expect(lease.gap.totalCount).toBe(renewed.length + 2);
-    // The watchdog's gaps, as this process sent them (its timers run late on a loaded host, never early).
-    const watchdogGaps = valuesOf(lease.gap).filter((us) => us > 900_000);
+    // The watchdog's gaps, as this process sent them (its timers run late on a loaded host, never early). Told
+    // from the re-entry's (200 ms and less) at 600 ms: a renewal the watcher stamped late shortens the next gap it
+    // sees (900 ms missed one, at load 3).
+    const watchdogGaps = valuesOf(lease.gap).filter((us) => us > 600_000);
     expect(watchdogGaps).toHaveLength(renewed.length);
     for (const us of watchdogGaps) expect(us / 1000).toBeLessThan(WATCHDOG_MS / 3 + 300);
     // Margins: the TTL less the gap for the renewed holds; none left for the one that expired.
