@@ -51,7 +51,7 @@ describe('item 5: a seal that splits into more entries than maxPendingBatches', 
     }
   });
 
-  it('item 5: splitting and encoding are bounded per timer turn: the event loop’s longest block stays under 500 ms, or half of one turn doing it all', async () => {
+  it('item 5: splitting and encoding are bounded per timer turn: the event loop’s longest block stays under 500 ms, or a fifth of one turn doing it all', async () => {
     const stream = `test:sink:item5:loop:${Date.now()}`;
     const n = 1000; // 100 MB of keys, ~50 entries
     const sink = new RedisStreamSink(redis, { stream, flushIntervalMs: 20, rawSampleRate: 1, maxPendingBatches: 1000, flushTimeoutMs: 60_000 });
@@ -80,7 +80,7 @@ describe('item 5: a seal that splits into more entries than maxPendingBatches', 
     // Against the sink's usual turn (the 90th percentile): the longest one seen on a loaded host is the host's (401 ms once).
     expect(oneTurnMs).toBeGreaterThan(5 * (delay.percentile(90) / 1e6));
     // The longest block: under 500 ms, or, on a host loaded enough to stretch every turn (555 ms at load 12, a
-    // garbage collection in it), under half of what the same work takes in one turn there.
-    expect(delay.max / 1e6).toBeLessThan(Math.max(500, oneTurnMs / 2));
+    // garbage collection in it), under a fifth of what the same work (~50 entries) takes in one turn there.
+    expect(delay.max / 1e6, `longest block ${(delay.max / 1e6).toFixed(0)} ms, all in one turn ${oneTurnMs.toFixed(0)} ms`).toBeLessThan(Math.max(500, oneTurnMs / 5));
   });
 });
