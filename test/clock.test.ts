@@ -1,13 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WALL_CLOCK_REFRESH_MS, epochMsAt } from '../src/clock.js';
-
-// The test workers run many files in one process (vitest.config.ts: isolate: false): the wall-clock offset this
-// file computes from a faked Date stays in src/clock.ts's module for up to a few seconds, so the files after it
-// get a fresh copy of the module.
-afterAll(() => {
-  vi.resetModules();
-});
 
 describe('the wall clock from a monotonic reading', () => {
   afterEach(() => {

@@ -34,6 +34,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/fresh-modules.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -42,9 +43,8 @@ export default defineConfig({
     maxWorkers: 3,
     // Each worker runs its files one after another in one process, with the modules they share loaded once: a
     // fresh process per file cost 316 s of CPU for the suite against 247 s, one run after the other on the same
-    // (loaded) machine. The tests restore what they change in the process (env, cwd, listeners, spies, timers);
-    // module state (caches, the shared command-timeout watchdog, the wall-clock offset) carries over from file to
-    // file, and the files that fake timers or the clock take fresh modules with vi.resetModules().
+    // (loaded) machine. The tests restore what they change in the process (env, cwd, listeners, spies, timers),
+    // and each file gets fresh copies of our own modules (helpers/fresh-modules.ts).
     isolate: false,
     sequence: { sequencer: LongestFirst },
   },

@@ -1,17 +1,8 @@
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CommandTimeoutError } from '../../src/deadline.js';
+import { StreamCollector } from '../../src/fleet/collector.js';
 import { tempDir } from '../helpers/temp.js';
-
-// The test workers run many files in one process (vitest.config.ts: isolate: false), and the command-timeout
-// watchdog is one per module instance (src/deadline.ts). This file fakes timers and the monotonic clock, so it
-// takes fresh copies of the modules it tests — no real watchdog another file left running checks its commands —
-// and leaves fresh ones behind — no fake watchdog handle outlives it, should a test fail with a command watched.
-vi.resetModules();
-const { CommandTimeoutError } = await import('../../src/deadline.js');
-const { StreamCollector } = await import('../../src/fleet/collector.js');
-afterAll(() => {
-  vi.resetModules();
-});
 
 // The unit half of collector.test.ts's "SIGTERM while a connected Redis stalls": the clock is injected, so a
 // loaded machine cannot stretch what is measured. The integration half runs the real command against a real Redis.
