@@ -68,8 +68,10 @@ describe('a RESP connection', () => {
     cleanups.push(() => connection.close(), () => server.close());
     const redis = await peer;
     const writes = vi.spyOn(Socket.prototype, 'write');
-    // Writes by the connection, not by the fake Redis answering it.
-    const written = () => writes.mock.contexts.filter((socket) => socket !== redis).length;
+    // Writes by the connection to the fake Redis: not the fake Redis answering it, nor any other socket in this
+    // process (a worker runs other files' leftovers too).
+    const written = () =>
+      writes.mock.contexts.filter((socket) => socket !== redis && (socket as Socket).remotePort === port).length;
     const replies = Array.from({ length: 50 }, (_, i) => connection.send(['PTTL', Buffer.from(`lock:${i}`)]));
     expect(written()).toBe(0); // not yet: more may come in this turn
     await vi.waitFor(() => expect(received()).toContain('lock:49'));
