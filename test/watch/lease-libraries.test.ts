@@ -179,7 +179,8 @@ describe.skipIf(!hasPythonRedis)("watch: redis-py's Lock renewed by extend() fro
     // extend(400 ms) adds to what is left: the TTL stays ~1 s, so each renewal had ~600 ms left; the overrun none.
     expect(lease.margin.minValue).toBe(0);
     const margins = valuesOf(lease.margin).slice(1).map((us) => us / 1000);
-    for (const m of margins) expect(m).toBeGreaterThan(1000 - Math.max(...gaps) - 25);
-    for (const m of margins) expect(m).toBeLessThan(1000 - 400 + 25);
+    // Within 50 ms: Python's clock and the watcher's each lag on a loaded host (a 29 ms miss was seen at load 4).
+    for (const m of margins) expect(m).toBeGreaterThan(1000 - Math.max(...gaps) - 50);
+    for (const m of margins) expect(m).toBeLessThan(1000 - 400 + 50);
   });
 });
