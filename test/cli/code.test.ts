@@ -1,8 +1,8 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { cpSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { DEMO_START_MS, DEMO_STORIES } from '../../fixtures/generate.js';
 import { runCli } from '../helpers/cli.js';
@@ -28,7 +28,6 @@ const mutexes = buildDb(dir, 'mutex.db', {
 });
 const NO_POLICY = join(dir, 'no-policy.json');
 const data = ['--db', demo, '--db', mutexes];
-const run = promisify(execFile);
 
 /** The sites `apply --code` leaves, each with its reason. */
 const LEFT_ALONE = [
@@ -94,6 +93,22 @@ const DIFF = `--- a/src/legacy-ttl.cjs
  
  export const BASE_TTL_MS = 2_000;
 `;
+
+/**
+ * The type errors in a service's own files under its tsconfig (strict), one a line; none when it checks. In
+ * process, and only the service's files are checked (what they use of ttl-advisor's source is resolved as
+ * needed): `tsc -p` in a child also checked all of src/, 12 s of CPU for a test about the fixture's code.
+ */
+function typeErrorsOf(project: string, oldProgram?: ts.Program): { errors: string[]; program: ts.Program } {
+  const config = ts.getParsedCommandLineOfConfigFile(join(project, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => expect.fail(String(d.messageText)) })!;
+  // `oldProgram`: the files that did not change are not parsed again.
+  const program = ts.createProgram({ rootNames: config.fileNames, options: config.options, ...(oldProgram && { oldProgram }) });
+  const own = program.getSourceFiles().filter((f) => f.fileName.startsWith(join(project, 'src')));
+  expect(own.length).toBeGreaterThan(3);
+  const diagnostics = [...config.errors, ...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()];
+  for (const file of own) diagnostics.push(...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file));
+  return { errors: diagnostics.map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`), program };
+}
 
 /** A git repository holding a copy of the fixture, its node_modules linked (untracked) so that `tsc` resolves the packages. */
 function copyOfFixture(name: string): string {
@@ -202,8 +217,13 @@ describe('ttl-advisor apply --code', () => {
     expect(lineOf(join(copy, 'src/ttl.ts'), 10)).toBe('export const REPORT_LOCK_TTL_MS = 3 * 1000; // 5 minutes, to be safe');
     expect(lineOf(join(copy, 'src/reports.ts'), 11)).toBe('    refreshInterval: 2_400, // renew at 80 % of the lease');
 
-    // The service still type-checks.
-    await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(copy, 'tsconfig.json'), '--noEmit']);
+    // The service still type-checks; the control: a file that misuses ttl-advisor's types is caught.
+    const checked = typeErrorsOf(copy);
+    expect(checked.errors).toEqual([]);
+    const control = join(copy, 'src/zz-control.ts');
+    writeFileSync(control, "import { SqliteRecorder } from 'ttl-advisor';\nexport const recorder = new SqliteRecorder({ path: 42 });\n");
+    expect(typeErrorsOf(copy, checked.program).errors.join('\n')).toMatch(/zz-control\.ts: Type 'number' is not assignable to type 'string'/);
+    rmSync(control);
 
     const again = await runCli(['apply', ...args], NOW);
     expect(again.code).toBe(0);
