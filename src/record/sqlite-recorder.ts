@@ -103,7 +103,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
    */
   record(sample: LockSample): void {
     this.recorded++;
-    let code = this.closed ? FOLD.noRoom : this.queue.takeSafely(sample);
+    let code = this.closed ? FOLD.noRoom : this.queue.take(sample);
     if (code === FOLD_AS_IS) {
       this.foldQueued();
       code = this.aggregator.foldSafely(sample, false);

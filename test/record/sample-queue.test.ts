@@ -56,9 +56,27 @@ describe('SampleQueue: record() queues samples and folds them later', () => {
     expect(queue.take({ ...base, outcome: 'expired', unconfirmed: true })).toBe(FOLD_AS_IS);
     expect(queue.length).toBe(0);
     const hostile = { ...base, get holdMs(): number { throw new Error('boom'); } };
-    expect(queue.takeSafely(hostile)).toBe(FOLD.invalid);
+    expect(queue.take(hostile)).toBe(FOLD.invalid);
     expect(queue.refusal).toBe('reading the sample threw: boom');
     expect(queue.length).toBe(0);
+  });
+
+  it("counts an outcome by its value, not by the string it is: 'released' built at runtime takes the short path, a String object or an unknown outcome is refused as the fold refuses it", () => {
+    const direct = aggregator();
+    const queued = aggregator();
+    const queue = new SampleQueue();
+    const outcomes: unknown[] = [[...'released'].join(''), 'released', `${'expi'}${'red'}`, new String('released'), 'Released', '', undefined, 'toString'];
+    outcomes.forEach((outcome, i) => {
+      const sample = { key: `order:lock:item:${i}`, at: START + i, holdMs: 2, ttlMs: 5000, outcome } as unknown as LockSample;
+      const d = direct.fold({ ...sample });
+      expect(queue.take(sample)).toBe(d);
+      if (d === FOLD.invalid) expect(queue.refusal).toBe(direct.lastRefusal);
+    });
+    expect(queue.length).toBe(3);
+    expect(queue.foldInto(queued)).toBe(0);
+    const sealed = rollups(queued);
+    expect(sealed[0]!.values.slice(0, 3)).toEqual([3, 2, 1]);
+    expect(sealed).toEqual(rollups(direct));
   });
 
   it('folds a queued sample as the object fold does: rollups, raw rows, refusals, the pattern cap and trusted samples alike', () => {
