@@ -74,17 +74,19 @@ function gapsOf(jobs: readonly TimedJob[]): number[] {
 
 /**
  * Watch's values against the worker's, rank by rank (the database keeps distributions, not renewals): the
- * largest difference, and whether every one is within 1 ms + 1 % of the worker's value + `slackMs`.
+ * largest difference, and whether every one is within 1 ms + 1 % of what the worker measured (`measuredMs`, by
+ * default its value) + `slackMs`.
  */
-function compare(watchUs: readonly number[], workerMs: readonly number[], slackMs: number): { worstMs: number; within: boolean } {
+function compare(watchUs: readonly number[], workerMs: readonly number[], slackMs: number, measuredMs: readonly number[] = workerMs): { worstMs: number; within: boolean } {
   const sorted = [...workerMs].sort((a, b) => a - b);
+  const measured = [...measuredMs].sort((a, b) => a - b);
   expect(watchUs).toHaveLength(sorted.length);
   let worstMs = 0;
   let within = true;
   sorted.forEach((ms, i) => {
     const diff = Math.abs(watchUs[i]! / 1000 - ms);
     worstMs = Math.max(worstMs, diff);
-    if (diff > 1 + 0.01 * Math.abs(ms) + slackMs) within = false;
+    if (diff > 1 + 0.01 * Math.abs(measured[i]!) + slackMs) within = false;
   });
   return { worstMs, within };
 }
@@ -164,13 +166,15 @@ describe('watch: BullMQ job locks are leases', () => {
     expect(slackMs).toBeLessThan(LOCK_DURATION_MS / 8);
     expect(lease.gap.totalCount).toBe(gaps.length);
     const gap = compare(valuesOf(lease.gap), gaps, slackMs);
-    const late = compare(valuesOf(lease.lateness), lateness, slackMs);
+    // Lateness is a gap less the period: its error is the gap's, held to 1 ms + 1 % of that gap (rank by rank: the
+    // same order), not of the lateness (a 36 ms error on a 1 s gap failed against 1 % of a 150 ms lateness).
+    const late = compare(valuesOf(lease.lateness), lateness, slackMs, gaps);
     const maxLate = Math.max(...lateness);
     const leastMarginMs = LOCK_DURATION_MS - Math.max(...gaps); // the longest gap's: a short job had most of its TTL left at its end
     const figures = `watch − worker: gaps ±${gap.worstMs.toFixed(2)} ms, lateness ±${late.worstMs.toFixed(2)} ms; the worker's window ${slackMs.toFixed(2)} ms`;
     expect(gap.within, figures).toBe(true);
     expect(late.within, figures).toBe(true);
-    expect(Math.abs(lease.lateness.maxValue / 1000 - maxLate)).toBeLessThanOrEqual(1 + 0.01 * maxLate + slackMs);
+    expect(Math.abs(lease.lateness.maxValue / 1000 - maxLate)).toBeLessThanOrEqual(1 + 0.01 * Math.max(...gaps) + slackMs);
     expect(Math.abs(lease.margin.minValue / 1000 - leastMarginMs)).toBeLessThanOrEqual(1 + 0.01 * leastMarginMs + slackMs);
     expect(lease.margin.totalCount).toBe(9);
   });
