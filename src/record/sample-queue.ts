@@ -52,9 +52,11 @@ export class SampleQueue {
           return FOLD.invalid;
         }
       }
-      const i = this.length++;
+      // Counted once written: a trusted sample's number whose valueOf throws leaves no half-written slot behind.
+      const i = this.length;
       this.keys[i] = key;
       putNumbers(this.numbers, i * STRIDE, at, holdMs, waitMs, ttlMs, attempts, code, threw, extensions);
+      this.length = i + 1;
       return FOLD.counted;
     } catch (error) {
       this.refusal = `reading the sample threw: ${error instanceof Error ? error.message : String(error)}`;

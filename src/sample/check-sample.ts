@@ -82,7 +82,8 @@ export function isPlainValid(key: unknown, code: number, at: unknown, holdMs: un
 
 /**
  * Why a sample's fields (each read once by the caller) are refused, or
- * `undefined` when they are valid. Never throws.
+ * `undefined` when they are valid. Throws only when a field's own `toString`
+ * does, quoting it (the caller's catch refuses the sample with that reason).
  */
 export function refusalOf(
   key: unknown,

@@ -59,6 +59,13 @@ describe('SampleQueue: record() queues samples and folds them later', () => {
     expect(queue.take(hostile)).toBe(FOLD.invalid);
     expect(queue.refusal).toBe('reading the sample threw: boom');
     expect(queue.length).toBe(0);
+    // A sample marked trusted skips the check; a number of it that throws when read leaves no slot counted.
+    const forged = { ...base, at: { valueOf: () => { throw new Error('late boom'); } }, [TRUSTED_SAMPLE]: true } as unknown as LockSample;
+    expect(queue.take(forged)).toBe(FOLD.invalid);
+    expect(queue.refusal).toBe('reading the sample threw: late boom');
+    expect(queue.length).toBe(0);
+    expect(queue.take(base)).toBe(FOLD.counted);
+    expect(queue.length).toBe(1);
   });
 
   it("counts an outcome by its value, not by the string it is: 'released' built at runtime takes the short path, a String object or an unknown outcome is refused as the fold refuses it", () => {
