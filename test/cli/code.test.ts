@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -103,7 +103,7 @@ function typeErrorsOf(project: string, oldProgram?: ts.Program): { errors: strin
   const config = ts.getParsedCommandLineOfConfigFile(join(project, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => expect.fail(String(d.messageText)) })!;
   // `oldProgram`: the files that did not change are not parsed again.
   const program = ts.createProgram({ rootNames: config.fileNames, options: config.options, ...(oldProgram && { oldProgram }) });
-  const own = program.getSourceFiles().filter((f) => f.fileName.startsWith(join(project, 'src')));
+  const own = program.getSourceFiles().filter((f) => f.fileName.startsWith(join(project, 'src') + sep));
   expect(own.length).toBeGreaterThan(3);
   const diagnostics = [...config.errors, ...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()];
   for (const file of own) diagnostics.push(...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file));

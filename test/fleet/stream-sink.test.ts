@@ -116,22 +116,18 @@ describe('RedisStreamSink in a service that must not notice it', () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
-    const sink = new RedisStreamSink(redis, { stream, flushIntervalMs: 20, rawSampleRate: 1 });
+    // Timeouts far above what sending 60 MB takes on a loaded host: this test is about splitting, not giving up.
+    const sink = new RedisStreamSink(redis, { stream, flushIntervalMs: 20, rawSampleRate: 1, commandTimeoutMs: 30_000, flushTimeoutMs: 60_000 });
     try {
       const big = 'k'.repeat(100_000);
       for (let i = 0; i < 600; i++) sink.record({ ...sample(i), key: `${big}:${i}` });
       await new Promise((r) => setTimeout(r, 300)); // the timer seals and sends
-      const stats = await sink.close();
-      expect(stats).toMatchObject({ recorded: 600, written: 600, dropped: 0, pending: 0 });
+      expect(await sink.close()).toMatchObject({ recorded: 600, written: 600, dropped: 0, pending: 0, rawDropped: 0 });
       const entries = await redis.xrange(stream, '-', '+');
       const batches = entries.map(([, f]) => decodeStreamBatch(f));
+      expect(entries.length).toBeGreaterThanOrEqual(10); // 60 MB of keys, at most ~4 MB per entry
       expect(batches.flatMap((b) => b.rollups).reduce((sum, d) => sum + d.values[0], 0)).toBe(600);
-      // Every raw row is sent or counted: on a slow host more entries can wait than maxPendingBatches, and the
-      // newest raw-only ones are dropped, counted (rollups still count every lock).
-      const raw = batches.flatMap((b) => b.raw).length;
-      expect(raw + stats.rawDropped).toBe(600);
-      expect(raw).toBeGreaterThanOrEqual(200);
-      expect(entries.length).toBeGreaterThanOrEqual(Math.ceil((raw * 100_000) / (4 * 1024 * 1024))); // at most ~4 MB per entry
+      expect(batches.flatMap((b) => b.raw)).toHaveLength(600);
       expect(unhandled).toEqual([]);
     } finally {
       process.off('unhandledRejection', onUnhandled);

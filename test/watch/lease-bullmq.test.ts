@@ -167,14 +167,16 @@ describe('watch: BullMQ job locks are leases', () => {
     expect(lease.gap.totalCount).toBe(gaps.length);
     const gap = compare(valuesOf(lease.gap), gaps, slackMs);
     // Lateness is a gap less the period: its error is the gap's, held to 1 ms + 1 % of that gap (rank by rank: the
-    // same order), not of the lateness (a 36 ms error on a 1 s gap failed against 1 % of a 150 ms lateness).
-    const late = compare(valuesOf(lease.lateness), lateness, slackMs, gaps);
+    // same order), not of the lateness (a 36 ms error on a 1 s gap failed against 1 % of a 150 ms lateness), plus
+    // how far below lockDuration / 2 watch took the period, from the TTL as it read it (checked above: ≤ 5 %).
+    const periodLowMs = LOCK_DURATION_MS / 2 - Math.min(...lease.periods.keys());
+    const late = compare(valuesOf(lease.lateness), lateness, slackMs + periodLowMs, gaps);
     const maxLate = Math.max(...lateness);
     const leastMarginMs = LOCK_DURATION_MS - Math.max(...gaps); // the longest gap's: a short job had most of its TTL left at its end
-    const figures = `watch − worker: gaps ±${gap.worstMs.toFixed(2)} ms, lateness ±${late.worstMs.toFixed(2)} ms; the worker's window ${slackMs.toFixed(2)} ms`;
+    const figures = `watch − worker: gaps ±${gap.worstMs.toFixed(2)} ms, lateness ±${late.worstMs.toFixed(2)} ms; the worker's window ${slackMs.toFixed(2)} ms; the period read ${periodLowMs.toFixed(2)} ms low`;
     expect(gap.within, figures).toBe(true);
     expect(late.within, figures).toBe(true);
-    expect(Math.abs(lease.lateness.maxValue / 1000 - maxLate)).toBeLessThanOrEqual(1 + 0.01 * Math.max(...gaps) + slackMs);
+    expect(Math.abs(lease.lateness.maxValue / 1000 - maxLate)).toBeLessThanOrEqual(1 + 0.01 * Math.max(...gaps) + slackMs + periodLowMs);
     expect(Math.abs(lease.margin.minValue / 1000 - leastMarginMs)).toBeLessThanOrEqual(1 + 0.01 * leastMarginMs + slackMs);
     expect(lease.margin.totalCount).toBe(9);
   });
