@@ -34,7 +34,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
-    setupFiles: ['test/helpers/fresh-modules.ts'],
+    setupFiles: ['test/helpers/fresh-modules.ts', 'test/helpers/no-leftover-connections.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -85,7 +85,9 @@ describe.each([
     expect(recorder.samples).toEqual([]); // SET NX PX then DEL, never a token-checked release: not a lock
     expect(await (wrapped as unknown as { twice(k: string): Promise<number> }).twice(`wrapped:${_kind}:t`)).toBe(2);
     expect(wrapped).toBeInstanceOf(RedisClass);
-    expect(instrumentationOf(wrapped.duplicate())).toBe(instrumentationOf(wrapped));
+    const copy = wrapped.duplicate();
+    closers.push(() => copy.disconnect());
+    expect(instrumentationOf(copy)).toBe(instrumentationOf(wrapped));
     await wrapped.del(`wrapped:${_kind}:t`);
   });
 });
@@ -140,6 +142,7 @@ describe('node-redis 5 through instrument()', () => {
     expect(actual).toEqual(expected);
     expect(expected.filter((r) => 'error' in (r as object))).toHaveLength(2);
     expect(recorder.samples).toEqual([]);
+    // node-redis's duplicate() is not connected: nothing to close.
     expect(instrumentationOf(wrapped.duplicate())).toBe(instrumentationOf(wrapped));
   });
 });

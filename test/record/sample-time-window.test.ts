@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { RedisStreamSink, SqliteRecorder, analyze, type LockSample, type RecorderWarning } from '../../src/index.js';
 import type { PatternAnalysis } from '../../src/analyze/summarize.js';
 import { MAX_CHART_HOURS, hourlySpec } from '../../src/report/charts.js';
@@ -53,16 +53,20 @@ describe('item 13: `at` outside 2000-01-01 … now + 1 day is refused like any i
   });
 
   it('item 13: RedisStreamSink refuses it the same way (one aggregator for both)', async () => {
+    // Closed by the test itself: an afterAll called inside the test left the connection open past the file's end.
     const redis = new Redis(inject('redisUrl'));
-    afterAll(() => redis.disconnect());
-    const warnings: string[] = [];
-    const stream = `test:item13:${Date.now()}`;
-    const sink = new RedisStreamSink(redis, { stream, flushIntervalMs: 60_000, onWarning: (w) => warnings.push(w.message) });
-    sink.record(sample(1, Date.now() / 1000));
-    sink.record(sample(2));
-    expect(await sink.close()).toMatchObject({ recorded: 2, written: 1, dropped: 1 });
-    expect(warnings[0]).toMatch(/seconds\?/);
-    await redis.del(stream);
+    try {
+      const warnings: string[] = [];
+      const stream = `test:item13:${Date.now()}`;
+      const sink = new RedisStreamSink(redis, { stream, flushIntervalMs: 60_000, onWarning: (w) => warnings.push(w.message) });
+      sink.record(sample(1, Date.now() / 1000));
+      sink.record(sample(2));
+      expect(await sink.close()).toMatchObject({ recorded: 2, written: 1, dropped: 1 });
+      expect(warnings[0]).toMatch(/seconds\?/);
+      await redis.del(stream);
+    } finally {
+      redis.disconnect();
+    }
   });
 });
 
