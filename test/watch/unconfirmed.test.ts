@@ -78,7 +78,8 @@ describe.skipIf(!hasPythonRedis)("watch: patterns never released (the seed's Pyt
       { pattern: 'overrun:lock:job:{id}', expired: 3 },
       { pattern: 'cache:lock:user:{id}', expired: 1 },
     ]);
-    // The TTLs as read (a loaded host can read a short TTL a little low, never high).
+    // The TTLs as read (a loaded host can read a short TTL a little low, never high); when the reads of one pattern
+    // spread over 5 %, the sentences below add the largest, "(up to 200 ms)" (seen at load in a newcomer's run).
     const [overrunTtl, cacheTtl] = analysis.unconfirmed.map((u) => u.ttl.currentMs);
     expect(overrunTtl).toBeGreaterThan(180);
     expect(overrunTtl).toBeLessThanOrEqual(200);
@@ -88,14 +89,14 @@ describe.skipIf(!hasPythonRedis)("watch: patterns never released (the seed's Pyt
     const { code, stdout } = await runCli(['report', '--db', narrow, '--out', out]);
     expect(code).toBe(0);
     expect(stdout).toMatch(
-      /^expired, never released: overrun:lock:job:\{id\}: 3 holds taken with a TTL of \d{2,3} ms all expired and none was released — a lock whose every hold outlives its TTL, or a cache the lock glob also matches \(narrow `--match` to exclude it\)\.$/m,
+      /^expired, never released: overrun:lock:job:\{id\}: 3 holds taken with a TTL of \d{2,3} ms(?: \(up to \d{2,3} ms\))? all expired and none was released — a lock whose every hold outlives its TTL, or a cache the lock glob also matches \(narrow `--match` to exclude it\)\.$/m,
     );
     expect(stdout).toMatch(/^expired, never released: cache:lock:user:\{id\}: 1 hold taken with a TTL of (1 s|9\d\d ms) expired and was never released/m);
     const md = readFileSync(join(out, 'ttl-report.md'), 'utf8');
-    expect(md).toMatch(/^\*\*🔴 Expired, never released\*\*.*\n\n- `overrun:lock:job:\{id\}`: 3 holds taken with a TTL of \d{2,3} ms all expired and none was released — /m);
+    expect(md).toMatch(/^\*\*🔴 Expired, never released\*\*.*\n\n- `overrun:lock:job:\{id\}`: 3 holds taken with a TTL of \d{2,3} ms(?: \(up to \d{2,3} ms\))? all expired and none was released — /m);
     const html = readFileSync(join(out, 'ttl-report.html'), 'utf8');
     expect(html.indexOf('<section class="unconfirmed">')).toBeGreaterThan(0);
-    expect(html).toMatch(/<span class="pattern">overrun:lock:job:\{id\}<\/span>: 3 holds taken with a TTL of \d{2,3} ms all expired/);
+    expect(html).toMatch(/<span class="pattern">overrun:lock:job:\{id\}<\/span>: 3 holds taken with a TTL of \d{2,3} ms(?: \(up to \d{2,3} ms\))? all expired/);
     const json = JSON.parse(readFileSync(join(out, 'ttl-report.json'), 'utf8'));
     expect(json.unconfirmed[0]).toMatchObject({ pattern: 'overrun:lock:job:{id}', expired: 3, ttlMs: overrunTtl });
   });
@@ -122,7 +123,7 @@ describe.skipIf(!hasPythonRedis)("watch: patterns never released (the seed's Pyt
     expect(applied.stdout).toMatch(/^skipped overrun:lock:job:\{id\}: expired, never released — no hold times to advise from \(see the report\)$/m);
     expect(annotations).toHaveLength(1);
     expect(annotations[0]).toMatch(
-      /^::warning file=[^,]+,line=3,title=overrun%3Alock%3Ajob%3A\{id\}%3A expired%2C never released::overrun:lock:job:\{id\}: 3 holds taken with a TTL of \d{2,3} ms all expired and none was released — a lock whose every hold outlives its TTL, or a cache the lock glob also matches \(narrow `--match` to exclude it\)\.$/,
+      /^::warning file=[^,]+,line=3,title=overrun%3Alock%3Ajob%3A\{id\}%3A expired%2C never released::overrun:lock:job:\{id\}: 3 holds taken with a TTL of \d{2,3} ms(?: \(up to \d{2,3} ms\))? all expired and none was released — a lock whose every hold outlives its TTL, or a cache the lock glob also matches \(narrow `--match` to exclude it\)\.$/,
     );
   });
 });
