@@ -40,7 +40,7 @@ const results = await Promise.all(
       return await withLock(lockConnection.client, `order:lock:product:${runId}`, () => createOrder(customer), {
         ttlMs: 5_000,
         recorder,
-        retry: { count: 1000, delayMs: 5, jitterMs: 10 },
+        retry: { count: 1000, delayMs: 20, jitterMs: 20 },
         acquireTimeoutMs: 60_000,
       });
     } catch (error) {
