@@ -135,11 +135,14 @@ describe("watch: Redisson's RLock, a hash lock renewed by its watchdog", () => {
     const gaps = valuesOf(lease.gap).sort((a, b) => b - a);
     const watchdogGaps = gaps.slice(0, renewed.length);
     expect(Math.min(...watchdogGaps)).toBeGreaterThan(2 * Math.max(...gaps.slice(renewed.length)));
-    for (const us of watchdogGaps) expect(us / 1000).toBeLessThan(WATCHDOG_MS / 3 + 300);
+    // Each as long as this process's timer made it (a loaded host fires it late: 1.46 s for a 1 s period once, at
+    // load 8), rank by rank, within what the watcher's stamps can be off.
+    const sent = [...renewed].sort((a, b) => b - a);
+    watchdogGaps.forEach((us, rank) => expect(Math.abs(us / 1000 - sent[rank]!)).toBeLessThan(300));
     // Margins: the TTL less the gap for the renewed holds; none left for the one that expired.
     expect(lease.margin.minValue).toBe(0);
     expect(lease.margin.totalCount).toBe(3);
-    expect(lease.margin.maxValue / 1000).toBeGreaterThan(WATCHDOG_MS - WATCHDOG_MS / 3 - 300);
+    expect(lease.margin.maxValue / 1000).toBeGreaterThan(WATCHDOG_MS - sent[0]! - 300);
   });
 });
 

@@ -78,12 +78,13 @@ describe.skipIf(!hasPythonRedis)("watch: patterns never released (the seed's Pyt
       { pattern: 'overrun:lock:job:{id}', expired: 3 },
       { pattern: 'cache:lock:user:{id}', expired: 1 },
     ]);
-    // The TTLs as read (a loaded host can read a short TTL a little low, never high); when the reads of one pattern
-    // spread over 5 %, the sentences below add the largest, "(up to 200 ms)" (seen at load in a newcomer's run).
+    // The TTLs as read (a loaded host reads a TTL low, by 17–20 ms in runs at load, never high); when the reads of
+    // one pattern spread over 5 %, the sentences below add the largest, "(up to 200 ms)" (seen at load in a
+    // newcomer's run). Low by up to 100 ms allowed.
     const [overrunTtl, cacheTtl] = analysis.unconfirmed.map((u) => u.ttl.currentMs);
-    expect(overrunTtl).toBeGreaterThan(180);
+    expect(overrunTtl).toBeGreaterThan(100);
     expect(overrunTtl).toBeLessThanOrEqual(200);
-    expect(cacheTtl).toBeGreaterThan(980);
+    expect(cacheTtl).toBeGreaterThan(900);
     expect(cacheTtl).toBeLessThanOrEqual(1000);
     const out = join(dir, 'report');
     const { code, stdout } = await runCli(['report', '--db', narrow, '--out', out]);
