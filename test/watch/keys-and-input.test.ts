@@ -55,11 +55,17 @@ describe('watch: keys that are not valid UTF-8', () => {
     } finally {
       await watcher.stop();
     }
-    const samples = recorder.samples.map((s) => ({ key: s.key, outcome: s.outcome, ttlMs: s.ttlMs, extensions: s.extensions }));
+    const samples = recorder.samples.map((s) => ({ key: s.key, outcome: s.outcome, extensions: s.extensions }));
     expect(samples).toEqual([
-      { key: 'bin:lock:\ufffd\u0001', outcome: 'released', ttlMs: 5000, extensions: 0 },
-      { key: 'bin:lock:\ufffd\u0001', outcome: 'released', ttlMs: 7000, extensions: 0 },
+      { key: 'bin:lock:\ufffd\u0001', outcome: 'released', extensions: 0 },
+      { key: 'bin:lock:\ufffd\u0001', outcome: 'released', extensions: 0 },
     ]);
+    // Each key's own TTL, read by its exact bytes (a loaded host reads it a little late: 6,980 of 7,000 at load 13).
+    const ttls = recorder.samples.map((s) => s.ttlMs!);
+    expect(ttls[0]).toBeGreaterThan(4900);
+    expect(ttls[0]).toBeLessThanOrEqual(5000);
+    expect(ttls[1]).toBeGreaterThan(6900);
+    expect(ttls[1]).toBeLessThanOrEqual(7000);
     expect(recorder.samples[0]!.holdMs).toBeGreaterThanOrEqual(25);
     expect(recorder.samples[1]!.holdMs).toBeGreaterThanOrEqual(55);
     expect(watcher.stats()).toMatchObject({ unknownTtl: 0, notLocks: 0, open: 0 });

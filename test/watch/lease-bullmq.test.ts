@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { built } from '../helpers/built.js';
@@ -95,6 +96,8 @@ describe('watch: BullMQ job locks are leases', () => {
   const db = join(dir, 'bullmq.db');
   let render: Timed;
   let report: Timed;
+  /** How late this process ran a timer while the workload ran (ms): the watcher's stamps wait for a CPU as long. */
+  let hostLagMs: number;
   let stopped: string;
   let leases: Map<string, PatternLeases>;
 
@@ -126,7 +129,11 @@ describe('watch: BullMQ job locks are leases', () => {
         { name: 'short', data: { sleepMs: 100 } },
         { name: 'overrun', data: { sleepMs: 700, blockMs: 3000 } },
       ]);
+      const lag = monitorEventLoopDelay({ resolution: 5 });
+      lag.enable();
       [render, report] = await Promise.all([timedBy(renderWorker), timedBy(reportWorker)]);
+      lag.disable();
+      hostLagMs = lag.max / 1e6;
       await sleep(500); // the overrun's `expired` is in (Redis expires a key within ~100 ms of its TTL)
     } finally {
       await Promise.all([renderQueue.close(), reportQueue.close()]);
@@ -162,8 +169,11 @@ describe('watch: BullMQ job locks are leases', () => {
     expect(Math.max(...lateness)).toBeGreaterThan(200);
     // The worker knows when Redis ran its SET only to within its send → answer window: a few ms on a loaded 2-core
     // host (0.4–26 ms seen), well under a renewal period. Watch is held to 1 ms + 1 % of the worker's figure, plus that.
-    const slackMs = render.windowMs;
-    expect(slackMs).toBeLessThan(LOCK_DURATION_MS / 8);
+    // On a host busier than that (load 6 and over), the watcher's stamps can wait for a CPU longer than the worker's
+    // window (47 ms against a 20 ms window once): how late this process ran its timers meanwhile is allowed too.
+    expect(render.windowMs).toBeLessThan(LOCK_DURATION_MS / 8);
+    const slackMs = render.windowMs + hostLagMs;
+    expect(slackMs).toBeLessThan(Math.max(...lateness) / 2); // else the comparison below could not fail
     expect(lease.gap.totalCount).toBe(gaps.length);
     const gap = compare(valuesOf(lease.gap), gaps, slackMs);
     // Lateness is a gap less the period: its error is the gap's, held to 1 ms + 1 % of that gap (rank by rank: the
@@ -173,7 +183,7 @@ describe('watch: BullMQ job locks are leases', () => {
     const late = compare(valuesOf(lease.lateness), lateness, slackMs + periodLowMs, gaps);
     const maxLate = Math.max(...lateness);
     const leastMarginMs = LOCK_DURATION_MS - Math.max(...gaps); // the longest gap's: a short job had most of its TTL left at its end
-    const figures = `watch − worker: gaps ±${gap.worstMs.toFixed(2)} ms, lateness ±${late.worstMs.toFixed(2)} ms; the worker's window ${slackMs.toFixed(2)} ms; the period read ${periodLowMs.toFixed(2)} ms low`;
+    const figures = `watch − worker: gaps ±${gap.worstMs.toFixed(2)} ms, lateness ±${late.worstMs.toFixed(2)} ms; the worker's window ${render.windowMs.toFixed(2)} ms, the host's timer lag ${hostLagMs.toFixed(2)} ms; the period read ${periodLowMs.toFixed(2)} ms low`;
     expect(gap.within, figures).toBe(true);
     expect(late.within, figures).toBe(true);
     expect(Math.abs(lease.lateness.maxValue / 1000 - maxLate)).toBeLessThanOrEqual(1 + 0.01 * Math.max(...gaps) + slackMs + periodLowMs);
@@ -192,16 +202,22 @@ describe('watch: BullMQ job locks are leases', () => {
 
   it('the report advises the leases from that lateness: lockDuration = max(3 s, 2 × q99.9 / (1 − 0.5)); the lost job lock is at risk', async () => {
     const analysis = analyze([db]);
-    const render = analysis.patterns.find((p) => p.pattern === 'bull:render:{id}:lock')!;
-    const lease = render.lease!;
+    const renderPattern = analysis.patterns.find((p) => p.pattern === 'bull:render:{id}:lock')!;
+    const lease = renderPattern.lease!;
     expect(lease).toMatchObject({ library: 'bullmq', mode: 'period', periodSource: 'known' });
     // BullMQ's period is lockDuration / 2 of the TTL as read (a loaded host reads a TTL a little low).
     expect(lease.periodMs).toBeGreaterThanOrEqual(950);
     expect(lease.periodMs).toBeLessThanOrEqual(1000);
-    const expected = Math.max(3000, Math.ceil((2 * lease.latenessMs.p999) / (1 - lease.periodMs / render.ttl.currentMs) / 100 - 1e-9) * 100);
+    const expected = Math.max(3000, Math.ceil((2 * lease.latenessMs.p999) / (1 - lease.periodMs / renderPattern.ttl.currentMs) / 100 - 1e-9) * 100);
     expect(lease.recommended.leaseMs).toBe(expected);
-    // Under 299 renewals: the need is shown, not a number to set.
-    expect(render.verdict).toBe('insufficient-data');
+    // Under 299 renewals: the need is shown, not a number to set — unless a renewal really came with under the
+    // at-risk line left (20 % of the TTL, 400 ms): by the worker's own timing, which a host at load 13 made that late.
+    // Near the line either verdict: watch's margins are off the worker's by its window, 1 % and the TTL read low (≤ 5 %).
+    const leastMarginMs = LOCK_DURATION_MS - Math.max(...gapsOf(render.jobs));
+    expect(lease.atRiskBelowMs).toBeGreaterThan(0.19 * LOCK_DURATION_MS);
+    if (Math.abs(leastMarginMs - lease.atRiskBelowMs) > 150) {
+      expect(renderPattern.verdict).toBe(leastMarginMs < lease.atRiskBelowMs ? 'lease-at-risk' : 'insufficient-data');
+    } else expect(['lease-at-risk', 'insufficient-data']).toContain(renderPattern.verdict);
     const lost = analysis.patterns.find((p) => p.pattern === 'bull:report:{id}:lock')!;
     expect(lost.verdict).toBe('lease-at-risk');
     expect(lost.lease!.ranOut).toBe(1);
