@@ -66,12 +66,34 @@ let textBytes = 0;
 /** The last SHA1 found in neither map: a script of the service's own, sent on every lock, is not looked for twice. Reset when one is learnt. */
 let lastUnknownSha: string | undefined;
 
+/**
+ * The last two SHA1s found, and their scripts: a lock library sends its acquire and its release in
+ * turn, and a comparison with each (the same string, mostly) is cheaper than a map lookup. Never
+ * stale: what a SHA1 was found to be stays so (neither map forgets, nor changes a script's kind).
+ */
+let recentSha: string | undefined;
+let recentScript: ScriptInfo | undefined;
+let olderSha: string | undefined;
+let olderScript: ScriptInfo | undefined;
+
 /** A script sent by SHA1; `undefined` when neither known nor seen as text. */
 export function scriptOfSha(sha: string): ScriptInfo | undefined {
-  if (sha === lastUnknownSha) return undefined;
+  if (sha === recentSha) return recentScript;
+  if (sha === olderSha) return olderScript;
+  return sha === lastUnknownSha ? undefined : lookUpSha(sha);
+}
+
+/** Apart from {@link scriptOfSha}, so that the common case stays small enough to be inlined where a command is read. */
+function lookUpSha(sha: string): ScriptInfo | undefined {
   // Learnt SHA1s are kept in lower case, as clients send them: an upper-case one is lowered only when not found as it is.
   const script = KNOWN.get(sha) ?? bySha.get(sha) ?? (sha.length === 40 ? bySha.get(sha.toLowerCase()) : undefined);
   if (script === undefined) lastUnknownSha = sha;
+  else {
+    olderSha = recentSha;
+    olderScript = recentScript;
+    recentSha = sha;
+    recentScript = script;
+  }
   return script;
 }
 

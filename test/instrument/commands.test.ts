@@ -34,6 +34,21 @@ describe('the scripts of the lock libraries', () => {
     expect([classify(release), classify(refresh)]).toEqual(['release', 'extend']);
   });
 
+  it('tells SHA1s sent in turn apart (the last two found are kept), and finds one learnt after it was unknown', () => {
+    const client = new Redis({ lazyConnect: true });
+    const r5 = new Redlock([client]).scripts;
+    client.disconnect();
+    const [acquire, extend, release] = [r5.acquireScript.hash, r5.extendScript.hash, r5.releaseScript.hash];
+    // Equal texts, other strings (as a client may send them): found by content, not by identity.
+    const copy = (sha: string) => sha.split('').join('');
+    const sent = [acquire, release, copy(acquire), extend, release, acquire, copy(extend), extend, release];
+    expect(sent.map(kindOfSha)).toEqual(['acquire', 'release', 'acquire', 'extend', 'release', 'acquire', 'extend', 'extend', 'release']);
+    const mine = `return redis.call('get', KEYS[1]) == ARGV[1] and redis.call('del', KEYS[1]) -- ${Math.random()}`;
+    expect([kindOfSha(sha1(mine)), kindOfSha(acquire), kindOfSha(sha1(mine))]).toEqual([undefined, 'acquire', undefined]);
+    expect(read('script', 'load', mine)).toBeUndefined(); // SCRIPT LOAD teaches it
+    expect([kindOfSha(sha1(mine)), kindOfSha(release), kindOfSha(sha1(mine).toUpperCase()), kindOfSha('f'.repeat(40))]).toEqual(['release', 'release', 'release', undefined]);
+  });
+
   it("reads the seed's and our own scripts by their shape; other scripts are not locks", () => {
     expect(classify(RELEASE.source)).toBe('release');
     expect(classify(EXTEND.source)).toBe('extend');
