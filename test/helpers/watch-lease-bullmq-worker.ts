@@ -3,7 +3,8 @@ import { Queue, Worker, type Job } from 'bullmq';
 /**
  * A BullMQ worker for the watch lease tests, in a process of its own (a job that
  * blocks the event loop blocks only its worker). Each job's data says what it does:
- * sleep `sleepMs`, block the event loop in a busy loop for `blockMs`, sleep `afterMs`.
+ * sleep `sleepMs`, block the event loop in a busy loop for `blockMs` (from the job's next lock renewal on),
+ * sleep `afterMs`.
  *
  * It times its own lock traffic by its monotonic clock: for each job, when it sent
  * the command that took the job's lock (`moveToActive`, or `moveToFinished` fetching
@@ -41,6 +42,13 @@ let returned = 0;
 let allReturned: () => void = () => undefined;
 const done = new Promise<void>((resolve) => (allReturned = resolve));
 
+/** Resolves once the job's lock has been renewed once more than now (or after 3 s, when it never is). */
+async function renewed(id: string): Promise<void> {
+  const before = renewedMs.get(id)?.length ?? 0;
+  const until = performance.now() + 3000;
+  while ((renewedMs.get(id)?.length ?? 0) === before && performance.now() < until) await sleep(2);
+}
+
 /** Times `call`: returns when it was sent, and widens `windowMs` by its send → answer unless a busy loop ran meanwhile. */
 async function timed<T>(call: () => Promise<T>): Promise<{ sentMs: number; result: T }> {
   const [sentMs, blocksBefore] = [performance.now(), blocks];
@@ -70,6 +78,9 @@ const worker = new Worker(
     try {
       const { sleepMs = 0, blockMs = 0, afterMs = 0 } = job.data;
       await sleep(sleepMs);
+      // A block starts right after this job's lock was renewed, so that how late it makes the next renewal does
+      // not depend on where BullMQ's renewal timer (every lockDuration / 4) stood: the next gap is the block's length.
+      if (blockMs > 0) await renewed(job.id!);
       if (blockMs > 0) blocks++;
       const until = performance.now() + blockMs;
       while (performance.now() < until); // the event loop blocked: no timer, no renewal

@@ -114,12 +114,13 @@ describe('watch: BullMQ job locks are leases', () => {
       const renderWorker = startWorker('render', 4, 9);
       const reportWorker = startWorker('report', 1, 2);
       await Promise.all([renderWorker.said('ready', 60_000), reportWorker.said('ready', 60_000)]);
-      // Four at once: two that wait, two that block the event loop (900 ms, then 700 ms) while the others run;
+      // Four at once: two that wait, two that block the event loop (1.3 s, then 700 ms, each from a renewal on:
+      // the next renewal of every job in the worker then comes that much later) while the others run;
       // then four short ones and one with a de-duplication key (SET PX, deleted when done: not a lock).
       await renderQueue.addBulk([
         { name: 'wait', data: { sleepMs: 3200 } },
         { name: 'wait', data: { sleepMs: 4300 } },
-        { name: 'block', data: { sleepMs: 600, blockMs: 900, afterMs: 1500 } },
+        { name: 'block', data: { sleepMs: 600, blockMs: 1300, afterMs: 1500 } },
         { name: 'block', data: { sleepMs: 2300, blockMs: 700, afterMs: 900 } },
         ...Array.from({ length: 4 }, () => ({ name: 'short', data: { sleepMs: 100 } })),
       ]);
