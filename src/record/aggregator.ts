@@ -106,7 +106,7 @@ export class Aggregator {
     }
     const series = this.seriesOf(key, pattern, instance);
     // A pattern seen only to expire (a cache, perhaps) must not be mixed into {other}'s locks: dropped, counted.
-    if (unconfirmed === true && series.pattern === OVERFLOW_PATTERN) {
+    if (unconfirmed === true && series.overflow) {
       this.lastRefusal = `no room for a new pattern (maxPatterns ${this.options.maxPatterns}) for an expiry on a pattern never seen released`;
       return FOLD.noRoom;
     }
@@ -116,7 +116,7 @@ export class Aggregator {
 
   /** {@link fold} for a checked sample of this instance, its numbers at `offset` of `numbers`, with no pattern, `watch`'s or a lease's fields (see `SampleQueue`). */
   foldChecked(key: string, numbers: Float64Array, offset: number): number {
-    return this.foldAt(this.seriesOf(key, undefined, undefined), key, numbers, offset, false, false, undefined);
+    return this.foldAt(this.ownSeriesOf(key), key, numbers, offset, false, false, undefined);
   }
 
   /** The fold of {@link fold} and {@link foldChecked}. The numbers come in a typed array (see `putNumbers`): as arguments, each fraction was boxed anew. */
@@ -291,18 +291,21 @@ export class Aggregator {
   /** The series a sample belongs to: cached per key (derived pattern), per explicit pattern, or per foreign instance. */
   private seriesOf(key: string, explicit: string | undefined | null, instance: string | undefined | null): Series {
     const own = instance === undefined || instance === null || instance === '' || instance === this.options.instance;
-    if (own && (explicit === undefined || explicit === null || explicit === '')) {
-      const series = this.byKey.get(key);
-      // Every sample filed under `{other}` is counted, however its series was found.
-      if (series.pattern === OVERFLOW_PATTERN) this.patternOverflow++;
-      return series;
-    }
+    if (own && (explicit === undefined || explicit === null || explicit === '')) return this.ownSeriesOf(key);
     const name = own ? this.options.instance : truncate(instance, SAMPLE_LIMITS.maxInstanceLength);
     let map = own ? this.byPattern : this.byInstance.get(name);
     if (!map) this.byInstance.set(name, (map = new Map()));
     const pattern = explicit === undefined || explicit === null || explicit === '' ? resolvePattern(key, this.options.templates) : explicit;
     const series = map.get(pattern) ?? this.seriesFor(name, pattern, map);
-    if (series.pattern === OVERFLOW_PATTERN && pattern !== OVERFLOW_PATTERN) this.patternOverflow++;
+    if (series.overflow && pattern !== OVERFLOW_PATTERN) this.patternOverflow++;
+    return series;
+  }
+
+  /** The series of a key of this instance without an explicit pattern: cached per key (derived pattern). */
+  private ownSeriesOf(key: string): Series {
+    const series = this.byKey.get(key);
+    // Every sample filed under `{other}` is counted, however its series was found.
+    if (series.overflow === true) this.patternOverflow++;
     return series;
   }
 

@@ -1,3 +1,4 @@
+import { OVERFLOW_PATTERN } from '../keys/pattern.js';
 import { LEASE_LIBRARIES, MAX_RENEWAL_GAPS, type RenewalTimings } from '../sample/sample.js';
 import { encodeRollup, type EncodableHistogram, type LeaseParts } from '../store/histogram/codec.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
@@ -92,10 +93,14 @@ export class WaitHistogram implements EncodableHistogram {
 export class Series {
   current: PatternHour | undefined;
   readonly hours: PatternHour[] = [];
+  /** Whether this is `{other}`, the series past `maxPatterns`: a flag, where comparing the pattern cost two dozen instructions per sample. */
+  readonly overflow: boolean;
   constructor(
     readonly instance: string,
     readonly pattern: string,
-  ) {}
+  ) {
+    this.overflow = pattern === OVERFLOW_PATTERN;
+  }
 }
 
 /** One (instance, pattern, hour): what its locks add up to since the last seal, and the hour's raw-row budget. */

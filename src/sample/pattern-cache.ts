@@ -75,8 +75,14 @@ export class PatternCache<V> {
 
   /** What `key`'s pattern gives. */
   get(key: string): V {
-    const start = this.decimalShared ? idStartOf(key) : -1;
-    if (start >= 0 && (start & 1 ? this.uuidShared : this.uuidShared || key.length <= MAX_TEMPLATE_KEY_LENGTH)) return this.byIdPrefix(key, start);
+    // `=== true`, not a truth test: V8 compiled these fields' tests as those of any value (a dozen instructions each).
+    const start = this.decimalShared === true ? idStartOf(key) : -1;
+    if (start >= 0 && (this.uuidShared === true || ((start & 1) === 0 && key.length <= MAX_TEMPLATE_KEY_LENGTH))) return this.byIdPrefix(key, start);
+    return this.byWholeKey(key);
+  }
+
+  /** {@link get} for a key cached alone (apart, so that V8 inlines `get` and the id-prefix lookup into their callers). */
+  private byWholeKey(key: string): V {
     if (key === this.lastKey) return this.lastValue!;
     let value = this.byKey.get(key);
     if (value === undefined) {
@@ -133,20 +139,33 @@ export class PatternCache<V> {
     this.byPrefix.set(idPrefixAt(prefix, start), value);
   }
 
+  /** The value of `key`'s id prefix in the table, or undefined. Apart from {@link byIdPrefix}'s miss path so that V8 inlines it into `get`. */
+  private find(key: string, start: number, hash: number): V | undefined {
+    const { hashes } = this;
+    const mask = hashes.length - 1;
+    for (let probe = 0, slot = hash & mask; probe < PROBES; probe++, slot = (slot + 1) & mask) {
+      const h = hashes[slot]!;
+      if (h === 0) return undefined;
+      // Compared natively, without cutting the key: reading its characters one by one from JavaScript is slow.
+      if (h === hash && this.starts[slot] === start && key.lastIndexOf(this.prefixes[slot]!, 0) === 0) return this.values[slot]!;
+    }
+    return undefined;
+  }
+
   private byIdPrefix(key: string, start: number): V {
     const hash = this.hashOf(key, start);
+    return this.find(key, start, hash) ?? this.addPrefix(key, start, hash);
+  }
+
+  /** A prefix not in the table: its value found (or derived) and kept. */
+  private addPrefix(key: string, start: number, hash: number): V {
     const { hashes, prefixes } = this;
     const mask = hashes.length - 1;
     const length = start >> 1;
+    // The last prefix of the same length that hashed alike, to learn where they differ.
     let collided: string | undefined;
-    for (let probe = 0, slot = hash & mask; probe < PROBES; probe++, slot = (slot + 1) & mask) {
-      const h = hashes[slot]!;
-      if (h === 0) break;
-      if (h !== hash || this.starts[slot] !== start) continue;
-      // Compared natively, without cutting the key: reading its characters one by one from JavaScript is slow.
-      const candidate = prefixes[slot]!;
-      if (key.lastIndexOf(candidate, 0) === 0) return this.values[slot]!;
-      collided = candidate;
+    for (let probe = 0, slot = hash & mask; probe < PROBES && hashes[slot] !== 0; probe++, slot = (slot + 1) & mask) {
+      if (hashes[slot] === hash && this.starts[slot] === start) collided = prefixes[slot]!;
     }
     const prefix = idPrefixAt(key, start);
     // The map holds what found no room in the table: nothing, but for prefixes made to collide.

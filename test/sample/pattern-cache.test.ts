@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileTemplates, patternOf, resolvePattern } from '../../src/keys/pattern.js';
+import { MAX_TEMPLATE_KEY_LENGTH, compileTemplates, patternOf, resolvePattern } from '../../src/keys/pattern.js';
 import { PatternCache, patternCache } from '../../src/sample/pattern-cache.js';
 
 /** A cache whose `valueOf` counts its calls: how many keys it really derived. */
@@ -107,6 +107,27 @@ describe('PatternCache: the id-prefix table', () => {
       for (const [n, p] of prefixes.entries()) expect(cache.get(`${p}${round * 100 + n}`), p).toBe(patternOf(`${p}1`));
     }
     expect(derived).toHaveLength(prefixes.length);
+  });
+
+  it('prefixes of one length that hash alike are told apart in the table itself, not left to the map', () => {
+    // `servicea:` … `servicet:`: one length, one differing character. Each collision teaches the hash that character.
+    const { cache, derived } = counting();
+    const names = Array.from({ length: 20 }, (_, i) => String.fromCharCode(97 + i));
+    for (let i = 0; i < 2000; i++) expect(cache.get(`service${names[i % 20]}:lock:item:${i}`)).toBe(`service${names[i % 20]}:lock:item:{id}`);
+    expect(derived).toHaveLength(20);
+    expect((cache as unknown as { byPrefix: Map<string, string> }).byPrefix.size).toBe(0);
+  });
+
+  it('with templates, a decimal-id key longer than templates match is cached alone; without, it shares its prefix', () => {
+    const prefix = `${'a'.repeat(MAX_TEMPLATE_KEY_LENGTH)}:`;
+    const templated = counting(['x:{a}']);
+    const plain = counting();
+    for (let i = 0; i < 5; i++) {
+      expect(templated.cache.get(`${prefix}${i}`)).toBe(patternOf(`${prefix}${i}`));
+      expect(plain.cache.get(`${prefix}${i}`)).toBe(patternOf(`${prefix}${i}`));
+    }
+    expect(templated.derived).toHaveLength(5);
+    expect(plain.derived).toHaveLength(1);
   });
 
   it('keeps a decimal id and a UUID after the same prefix apart', () => {
