@@ -47,6 +47,7 @@ async function renewed(id: string): Promise<void> {
   const before = renewedMs.get(id)?.length ?? 0;
   const until = performance.now() + 3000;
   while ((renewedMs.get(id)?.length ?? 0) === before && performance.now() < until) await sleep(2);
+  if ((renewedMs.get(id)?.length ?? 0) === before) console.error(`job ${id}: no lock renewal within 3 s; blocking anyway`);
 }
 
 /** Times `call`: returns when it was sent, and widens `windowMs` by its send → answer unless a busy loop ran meanwhile. */

@@ -80,6 +80,8 @@ describe("watch: Redisson's RLock, a hash lock renewed by its watchdog", () => {
   const db = join(dir, 'redisson.db');
   const WATCHDOG_MS = 3000;
   let renewed: number[];
+  /** The renewals of the lock held 3.5 s under its watchdog alone (its gaps, as this process sent them). */
+  let renewedA: number[];
   let stopped: string;
   let latches: string[];
 
@@ -108,6 +110,7 @@ describe("watch: Redisson's RLock, a hash lock renewed by its watchdog", () => {
     expect(await redis.exists('order:lock:3')).toBe(0);
     await sleep(300);
     renewed = [...a.renewedMs, ...c.renewedMs];
+    renewedA = [...a.renewedMs];
     latches = await redis.keys('redisson_unlock_latch:*'); // each lives 13.5 s
     w.proc.kill('SIGTERM');
     expect((await w.exited).code, w.output()).toBe(0);
@@ -145,7 +148,12 @@ describe("watch: Redisson's RLock, a hash lock renewed by its watchdog", () => {
     // Margins: the TTL less the gap for the renewed holds; none left for the one that expired.
     expect(lease.margin.minValue).toBe(0);
     expect(lease.margin.totalCount).toBe(3);
-    expect(lease.margin.maxValue / 1000).toBeGreaterThan(WATCHDOG_MS - sent[0]! - 300);
+    // By hold: the expired one none, the watchdog's TTL less its longest gap, the re-entered one (renewed 200 ms
+    // apart) more than either.
+    const [none, watched, reentered] = valuesOf(lease.margin).sort((x, y) => x - y).map((us) => us / 1000);
+    expect(none).toBe(0);
+    expect(Math.abs(watched! - (WATCHDOG_MS - Math.max(...renewedA)))).toBeLessThan(300);
+    expect(reentered).toBeGreaterThan(watched! + 300);
   });
 });
 
@@ -181,7 +189,7 @@ describe.skipIf(!hasPythonRedis)("watch: redis-py's Lock renewed by extend() fro
     expect(gaps.length).toBeGreaterThanOrEqual(7);
     expect(lease.gap.totalCount).toBe(gaps.length);
     // Rank by rank, within a few ms of what Python measured (two processes' clocks and schedulers on a loaded host:
-    // 27 ms once at load 13).
+    // 27 ms once at load 13; a TTL read late does not enter a gap).
     valuesOf(lease.gap).forEach((us, i) => expect(Math.abs(us / 1000 - gaps[i]!)).toBeLessThan(50));
     // extend(400 ms) adds to what is left, and watch measures each renewal's margin against the TTL the one before
     // left: the k-th renewal (from 0) had 1000 + 400 k − (its time since the acquire) left, so late renewals add
@@ -196,8 +204,13 @@ describe.skipIf(!hasPythonRedis)("watch: redis-py's Lock renewed by extend() fro
       })
       .sort((a, b) => a - b);
     expect(margins).toHaveLength(expected.length);
-    // Within 40 ms: a margin is one of watch's TTL reads less one of its gaps, each a few ms to ~20 ms off on a
-    // loaded host. Against the 400 ms extension (≈ 0) or with the gap not subtracted (≈ 1000), hundreds off.
-    margins.forEach((m, i) => expect(Math.abs(m - expected[i]!), `margins ${margins} against ${expected}`).toBeLessThan(40));
+    // A margin is one of watch's TTL reads less one of its gaps: within 40 ms above what Python's timing gives, and
+    // up to 140 ms below it, as a TTL read late reads low (96 and 103 ms late beside two busy loops, while this
+    // process's own timers ran at most 10 ms late). Against the 400 ms extension (≈ 0) or with the gap not
+    // subtracted (≈ 1000), hundreds off.
+    margins.forEach((m, i) => {
+      expect(m - expected[i]!, `margins ${margins} against ${expected}`).toBeLessThan(40);
+      expect(expected[i]! - m, `margins ${margins} against ${expected}`).toBeLessThan(140);
+    });
   });
 });

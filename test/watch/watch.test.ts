@@ -15,6 +15,7 @@ import { runCli } from '../helpers/cli.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
 import { freePort, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
+import { withTimerLag } from '../helpers/timer-lag.js';
 import { startWatch } from '../helpers/watch-cli.js';
 
 /**
@@ -151,12 +152,14 @@ describe('ttl-advisor watch: clients in any language', () => {
     await w.said('subscribed on 1 node');
     const run = (...args: string[]) => startChild('/usr/bin/python3', [seedLock, String(server.port), ...args], running);
     const workers = [run('order:lock:product:', '5000', '60', '1'), run('stock:lock:sku:', '2000', '60', '2'), run('order:lock:product:1', '5000', '60', '3', 'stock:lock:sku:9999')];
-    const results = await Promise.all(
-      workers.map(async (p) => {
-        const { code } = await p.exited;
-        expect(code, p.output()).toBe(0);
-        return JSON.parse(p.output().trim().split('\n').pop()!) as { holds: number[]; overrunReleased: boolean | null };
-      }),
+    const { result: results, lagMs } = await withTimerLag(() =>
+      Promise.all(
+        workers.map(async (p) => {
+          const { code } = await p.exited;
+          expect(code, p.output()).toBe(0);
+          return JSON.parse(p.output().trim().split('\n').pop()!) as { holds: number[]; overrunReleased: boolean | null };
+        }),
+      ),
     );
     expect(results[2]!.overrunReleased).toBe(false);
     await sleep(400);
@@ -171,7 +174,9 @@ describe('ttl-advisor watch: clients in any language', () => {
     expect(order.ttl.currentMs).toBe(5000);
     expect(stock.ttl.currentMs).toBe(2000);
     const orderP99 = p99([...results[0]!.holds, ...results[2]!.holds]);
-    expect(Math.abs(order.holdMs.p99 - orderP99)).toBeLessThanOrEqual(0.05 * orderP99 + 3);
+    // Within 5 % + 3 ms, plus how late this process ran timers meanwhile (watch's stamps wait for a CPU as long:
+    // 9.5 ms off beside two busy loops).
+    expect(Math.abs(order.holdMs.p99 - orderP99)).toBeLessThanOrEqual(0.05 * orderP99 + 3 + lagMs);
     // The overrun's hold is its TTL as read (censored: its end unseen). On a loaded host PTTL's answer can come late
     // and read a short TTL a little low (docs/watch.md: never high); the hold is whatever TTL was read.
     const [overrun] = queryDb<{ hold_us: number; ttl_ms: number; censored: number }>(db, "SELECT hold_us, ttl_ms, censored FROM samples WHERE key = 'stock:lock:sku:9999'");
