@@ -38,15 +38,19 @@ function watch(db: string) {
   return startWatch(server.url, db, running, '--progress-ms', '500');
 }
 
-/** `n` locks, 2,000 at a time: taken, held 30 ms (so the watcher reads their TTL), released; keys long enough to fill buffers fast. */
-async function locks(prefix: string, n: number): Promise<void> {
+/**
+ * `n` locks, 2,000 at a time: taken, held `holdMs` (by default long enough for a watcher on a loaded host to read
+ * their TTL: at 30 ms, beside two busy loops, all 50 of a pattern were gone first), released; keys long enough to
+ * fill buffers fast.
+ */
+async function locks(prefix: string, n: number, holdMs = 250): Promise<void> {
   const pad = 'x'.repeat(150);
   for (let start = 0; start < n; start += 2000) {
     const keys = Array.from({ length: Math.min(n, start + 2000) - start }, (_, i) => `${prefix}:${pad}:lock:${start + i}`);
     const take = redis.pipeline();
     for (const key of keys) take.set(key, 't', 'PX', 10_000, 'NX');
     await take.exec();
-    await sleep(30);
+    await sleep(holdMs);
     const release = redis.pipeline();
     for (const key of keys) release.eval('if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0', 1, key, 't');
     await release.exec();
@@ -79,7 +83,7 @@ describe('ttl-advisor watch: what Redis dropped (item 2)', () => {
     const before = Date.now();
     // The watcher stops reading (as a starved process does); Redis queues its notifications until the limit.
     w.proc.kill('SIGSTOP');
-    await locks('during', 30_000);
+    await locks('during', 30_000, 30); // the watcher is stopped: Redis only has to queue them
     w.proc.kill('SIGCONT');
     await w.said(/pubsub output-buffer limit \(client-output-buffer-limit pubsub 262144 131072 1\)/, 30_000);
     const cutSeen = Date.now();
