@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SqliteRecorder } from '../../src/index.js';
 import { SCHEMA_VERSION } from '../../src/store/format.js';
 import { SCHEMA_V1_DDL } from '../../src/store/schema.js';
+import { DEMO_STORIES, generateDatabase } from '../../fixtures/generate.js';
 import { queryDb } from '../helpers/db.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
@@ -33,6 +34,22 @@ describe('ttl-advisor stats', () => {
     const text = await runCli(['stats', '--db', path]);
     expect(text.stdout).toMatch(/samples\s+1,000 \(1,000 raw rows, \d+ rollup rows\)/);
     expect(text.stdout).toMatch(/dropped\s+500/);
+  });
+
+  it('says why a file has no drop counts: a version before them, or no recorder wrote it (the demo generator)', async () => {
+    const old = join(dir, 'v1-counts.db');
+    const v1 = new Database(old);
+    v1.exec(SCHEMA_V1_DDL);
+    v1.pragma('user_version = 1');
+    v1.close();
+    expect((await runCli(['stats', '--db', old])).stdout).toMatch(/dropped\s+0 \(not recorded by this file’s version\)/);
+
+    const generated = join(dir, 'generated.db');
+    generateDatabase({ path: generated, patterns: Object.fromEntries(Object.entries(DEMO_STORIES).slice(0, 1)) });
+    const { code, stdout } = await runCli(['stats', '--db', generated]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(new RegExp(`schema version\\s+${SCHEMA_VERSION}\n`));
+    expect(stdout).toMatch(/dropped\s+0 \(no recorder’s counters: no recorder wrote this file\)/);
   });
 
   it('migrates a version-1 file forward when a recorder writes to it, keeping its rows', async () => {

@@ -21,7 +21,7 @@ export function renderStatsText(all: readonly DatabaseStats[]): string {
         `  patterns         ${formatCount(s.patterns)}`,
         `  instances        ${formatCount(s.instances)}`,
         `  time range       ${s.firstMs === undefined ? 'no samples yet' : `${formatTime(s.firstMs)} → ${formatTime(s.lastMs!)}`}`,
-        `  dropped          ${formatCount(s.dropped)}${s.recorders.length === 0 ? ' (not recorded by this file’s version)' : ''}`,
+        `  dropped          ${formatCount(s.dropped)}${s.recorders.length > 0 ? '' : s.schemaVersion < 2 ? ' (not recorded by this file’s version)' : ' (no recorder’s counters: no recorder wrote this file)'}`,
       ];
       if (s.rawDropped > 0) lines.push(`  raw rows dropped ${formatCount(s.rawDropped)} (the rollups still count every lock)`);
       if (s.rawFullSinceMs !== undefined) {
