@@ -21,13 +21,17 @@ export const DEFAULT_PROMETHEUS_WINDOW_MS = 48 * HOUR_MS;
 
 /** Adds {@link PrometheusCliOptions} to a command. */
 export function addPrometheusOptions(command: Command): Command {
-  return command
-    .option('--prometheus <url>', 'read from a Prometheus-compatible API (Prometheus, Thanos, Mimir …/prometheus) instead of --db; auth from PROMETHEUS_BEARER_TOKEN, or PROMETHEUS_USERNAME and PROMETHEUS_PASSWORD')
-    .option('--prometheus-ca <file>', 'PEM file of the CA that signed the Prometheus server certificate')
-    .option('--prometheus-header <header>', "extra header for Prometheus, like 'X-Scope-OrgID: tenant'; repeat for several", headerOption)
-    .addOption(new Option('--prometheus-timeout <seconds>', 'limit for each Prometheus request, in seconds').argParser(seconds).default(30_000, '30'))
-    .option('--metric <name>', 'with --prometheus: a hold-time histogram of your own, in seconds (default: ttl_advisor_lock_hold_duration[_seconds])')
-    .option('--pattern-label <label>', 'with --prometheus: the label naming the key pattern (default: pattern)');
+  const options = [
+    new Option('--prometheus <url>', 'read from a Prometheus-compatible API (Prometheus, Thanos, Mimir …/prometheus) instead of --db; auth from PROMETHEUS_BEARER_TOKEN, or PROMETHEUS_USERNAME and PROMETHEUS_PASSWORD'),
+    new Option('--prometheus-ca <file>', 'PEM file of the CA that signed the Prometheus server certificate'),
+    new Option('--prometheus-header <header>', "extra header for Prometheus, like 'X-Scope-OrgID: tenant'; repeat for several").argParser(headerOption),
+    new Option('--prometheus-timeout <seconds>', 'limit for each Prometheus request, in seconds').argParser(seconds).default(30_000, '30'),
+    new Option('--metric <name>', 'with --prometheus: a hold-time histogram of your own, in seconds (default: ttl_advisor_lock_hold_duration[_seconds])'),
+    new Option('--pattern-label <label>', 'with --prometheus: the label naming the key pattern (default: pattern)'),
+  ];
+  // Listed under a heading of their own, after the command's own options: most runs read a file.
+  for (const option of options) command.addOption(option.helpGroup('Reading from Prometheus instead (--prometheus):'));
+  return command;
 }
 
 function headerOption(value: string, previous: string[] | undefined): string[] {

@@ -64,6 +64,18 @@ describe('item 15: usage errors are one line, exit 2', () => {
     expect(help.stdout.split('\n').length).toBeGreaterThan(20);
   });
 
+  it.each(['report', 'check', 'apply', 'init'])('%s --help lists its own options first, the Prometheus ones under a heading after them', async (command) => {
+    const { code, stdout } = await runCli([command, '--help']);
+    expect(code).toBe(0);
+    const at = (text: string) => stdout.indexOf(text);
+    const heading = at('\nReading from Prometheus instead (--prometheus):\n');
+    expect(at('  --db <file>')).toBeGreaterThan(0);
+    expect(heading).toBeGreaterThan(at('  --help'));
+    for (const option of ['--prometheus <url>', '--prometheus-ca', '--prometheus-header', '--prometheus-timeout', '--metric', '--pattern-label']) {
+      expect(at(`  ${option}`), option).toBeGreaterThan(heading);
+    }
+  });
+
   it('item 15: the real command line, with no arguments and with an unknown option', async () => {
     const run = (args: string[]) =>
       promisify(execFile)(process.execPath, [cli, ...args]).then(
