@@ -76,5 +76,5 @@ export function renderMarkdown(analysis: Analysis): string {
   return lines.join('\n');
 }
 
-/** Findings the table cannot show: holds beyond the rule, holds not seen to end, a lease's advice. */
-const NOTED: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long', 'resolution', 'beyond-buckets']);
+/** Findings the table cannot show: holds beyond the rule, holds not seen to end, a lease's advice; and what stands behind a row's too little data or contention. */
+const NOTED: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long', 'resolution', 'beyond-buckets', 'insufficient-data', 'contended']);

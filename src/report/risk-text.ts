@@ -32,7 +32,7 @@ export function riskSentences(p: PatternAnalysis): string[] {
   return [
     `At the TTL in use (${current}), ${counted(r.overCurrentTtl, r, r.rate.overCurrentTtl, 'holds outlived it', 'no hold outlived it')} and ` +
       `${counted(r.nearMisses, r, r.rate.nearMisses, 'used more than half of it', 'none used more than half of it')}; ` +
-      `it covers p99 ${times(r.headroom.p99, p.holdLowerBound.p99)} and the longest hold ${times(r.headroom.max, p.holdLowerBound.max)}${extended}.`,
+      `it is ${times(r.headroom.p99, p.holdLowerBound.p99)} the p99 and ${times(r.headroom.max, p.holdLowerBound.max)} the longest hold${extended}.`,
     same
       ? 'The recommended TTL is the one in use.'
       : `At the recommended ${recommended}, ${counted(r.overRecommendedTtl, r, r.rate.overRecommendedTtl, 'holds would have outlived it', 'no hold would have outlived it')}.`,

@@ -65,8 +65,11 @@ describe('ttl-advisor report', () => {
     for (const row of tableRows) expect(row.split(/(?<!\\)\|/).length).toBe(8);
     // Under the table, the trade for each pattern whose TTL should change, in numbers.
     expect(md).toMatch(
-      /^- `payment:lock:order:\{id\}`: At the TTL in use \(5 s\), [\d,]+ holds outlived it \([\d.,]+ a day\) and [\d,]+ used more than half of it \([\d.,]+ a day\); it covers p99 0\.\d\d× and the longest hold 0\.\d\d×\. At the recommended [\d.]+ s, .*\. If a holder crashes while holding, every other instance waits 5 s now, [\d.]+ s as recommended\.$/m,
+      /^- `payment:lock:order:\{id\}`: At the TTL in use \(5 s\), [\d,]+ holds outlived it \([\d.,]+ a day\) and [\d,]+ used more than half of it \([\d.,]+ a day\); it is 0\.\d\d× the p99 and 0\.\d\d× the longest hold\. At the recommended [\d.]+ s, .*\. If a holder crashes while holding, every other instance waits 5 s now, [\d.]+ s as recommended\.$/m,
     );
+    // And why a row has no recommendation, or is contended: the table shows the state, this the numbers behind it.
+    expect(md).toMatch(/^- `mail:lock:user:\{id\}`: [\d,]+ of 299 hold times: too few for a p99 at 95 % confidence, no recommendation yet\.$/m);
+    expect(md).toMatch(/^- `inventory:lock:global`: Contended: wait p99 [\d.]+ m?s, [\d.]+ % not acquired/m);
     expect(lines.length).toBeLessThan(40);
   });
 
