@@ -36,6 +36,8 @@ const ROWS: Row[] = [
       { entry: { ttlMs: 10_000 }, strict: true, check: 'fails', apply: 'lowers' },
     ],
   },
+  // 5 s over a 3 s recommendation: not too long, and a move apply makes (check passes: it is not needed).
+  { says: 'over the recommendation, under 3 × it, by `--min-change` or more', cases: [{ entry: { ttlMs: 5000 }, check: 'passes', apply: 'lowers' }] },
   { says: 'under the 3 s floor, though it covers the data, by `--min-change` or more', cases: [{ entry: { ttlMs: 1000 }, facts: { p99Ms: 10 }, check: 'warns', apply: 'raises' }] },
   {
     says: 'holds beyond the recommendation (the tail, hung holders)',
