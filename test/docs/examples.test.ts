@@ -227,6 +227,12 @@ describe('docs examples: the runner can fail', () => {
     expect(() => parseShell('ttl-advisor report --db "$DB"')).toThrow(/expansions/);
     const [step] = workflowCommands('        run: |\n          npx --yes ttl-advisor check --db x.db > ttl-check.md || true');
     expect(ttlAdvisorArgs(step!.argv)).toEqual(['check', '--db', 'x.db']);
+    // A workflow pins the version: this package's runs, another's is a doc left behind by a release.
+    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    const [pinned] = workflowCommands(`        run: npx --yes ttl-advisor@${version} check --db x.db`);
+    expect(ttlAdvisorArgs(pinned!.argv)).toEqual(['check', '--db', 'x.db']);
+    const [stale] = workflowCommands('        run: npx --yes ttl-advisor@0.0.1 check --db x.db');
+    expect(() => ttlAdvisorArgs(stale!.argv)).toThrow(/pins another version than this package's/);
   });
 
   const block = controlBlock('sh', '');

@@ -6,6 +6,11 @@
  * `run:` — cut off where it starts.
  */
 
+import { readFileSync } from 'node:fs';
+
+/** This package's version, which a command may pin (`npx ttl-advisor@0.1.0 …`). */
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
 export interface ShellCommand {
   /** 1-based line in the block where the command starts. */
   line: number;
@@ -107,7 +112,7 @@ export function parseShell(text: string): ShellCommand[] {
 export function workflowCommands(text: string): ShellCommand[] {
   const commands: ShellCommand[] = [];
   text.split('\n').forEach((line, i) => {
-    const at = line.search(/\b(npx\s+(--yes\s+)?)?ttl-advisor\s/);
+    const at = line.search(/\b(npx\s+(--yes\s+)?)?ttl-advisor(@[\w.-]+)?\s/);
     if (at < 0 || line.trimStart().startsWith('#')) return;
     const source = line.slice(at);
     const { words } = splitWords(source, true);
@@ -123,12 +128,18 @@ export function exitCodeOf(comment: string | undefined): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** The CLI's arguments when the command runs ttl-advisor (`npx [--yes] ttl-advisor …` or `ttl-advisor …`), else undefined. */
+/**
+ * The CLI's arguments when the command runs ttl-advisor (`npx [--yes] ttl-advisor[@version] …` or `ttl-advisor …`),
+ * else undefined. A pinned version (the CI workflows pin one, so that a job never runs whatever the registry serves
+ * that day) must be this package's: a release that does not update the docs fails here.
+ */
 export function ttlAdvisorArgs(argv: readonly string[]): string[] | undefined {
   let k = 0;
   if (argv[k] === 'npx') {
     k++;
     while (argv[k]?.startsWith('-')) k++;
   }
-  return argv[k] === 'ttl-advisor' ? argv.slice(k + 1) : undefined;
+  const pinned = /^ttl-advisor@(.+)$/.exec(argv[k] ?? '');
+  if (pinned && pinned[1] !== PACKAGE_VERSION) throw new Error(`${argv[k]} pins another version than this package's ${PACKAGE_VERSION}`);
+  return argv[k] === 'ttl-advisor' || pinned ? argv.slice(k + 1) : undefined;
 }
