@@ -8,7 +8,7 @@ import { tempDir } from '../helpers/temp.js';
 import { DOCS_NOW_MS, GENERATORS } from './generators.js';
 import { docFiles, readPage, ROOT, where, type CodeBlock, type Page } from './markdown.js';
 import { moduleTable, Resources, runCode, type Application } from './run-code.js';
-import { exitCodeOf, parseShell, ttlAdvisorArgs, workflowCommands, type ShellCommand } from './shell.js';
+import { exitCodeOf, PACKAGE_VERSION, parseShell, ttlAdvisorArgs, workflowCommands, type ShellCommand } from './shell.js';
 import { typecheckBlocks, type BlockSource } from './typecheck.js';
 
 /**
@@ -228,8 +228,7 @@ describe('docs examples: the runner can fail', () => {
     const [step] = workflowCommands('        run: |\n          npx --yes ttl-advisor check --db x.db > ttl-check.md || true');
     expect(ttlAdvisorArgs(step!.argv)).toEqual(['check', '--db', 'x.db']);
     // A workflow pins the version: this package's runs, another's is a doc left behind by a release.
-    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-    const [pinned] = workflowCommands(`        run: npx --yes ttl-advisor@${version} check --db x.db`);
+    const [pinned] = workflowCommands(`        run: npx --yes ttl-advisor@${PACKAGE_VERSION} check --db x.db`);
     expect(ttlAdvisorArgs(pinned!.argv)).toEqual(['check', '--db', 'x.db']);
     const [stale] = workflowCommands('        run: npx --yes ttl-advisor@0.0.1 check --db x.db');
     expect(() => ttlAdvisorArgs(stale!.argv)).toThrow(/pins another version than this package's/);

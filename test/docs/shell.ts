@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 
 /** This package's version, which a command may pin (`npx ttl-advisor@0.1.0 …`). */
-const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export interface ShellCommand {
   /** 1-based line in the block where the command starts. */

@@ -9,6 +9,12 @@ function formatBytes(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 }
 
+/** Why a file's dropped count says nothing: counters came with schema 2, and only recorders write them. */
+function droppedNote(s: DatabaseStats): string {
+  if (s.recorders.length > 0) return '';
+  return s.schemaVersion < 2 ? ' (not recorded by this file’s version)' : ' (no recorder’s counters: no recorder wrote this file)';
+}
+
 /** `ttl-advisor stats` for people. */
 export function renderStatsText(all: readonly DatabaseStats[]): string {
   return all
@@ -21,7 +27,7 @@ export function renderStatsText(all: readonly DatabaseStats[]): string {
         `  patterns         ${formatCount(s.patterns)}`,
         `  instances        ${formatCount(s.instances)}`,
         `  time range       ${s.firstMs === undefined ? 'no samples yet' : `${formatTime(s.firstMs)} → ${formatTime(s.lastMs!)}`}`,
-        `  dropped          ${formatCount(s.dropped)}${s.recorders.length > 0 ? '' : s.schemaVersion < 2 ? ' (not recorded by this file’s version)' : ' (no recorder’s counters: no recorder wrote this file)'}`,
+        `  dropped          ${formatCount(s.dropped)}${droppedNote(s)}`,
       ];
       if (s.rawDropped > 0) lines.push(`  raw rows dropped ${formatCount(s.rawDropped)} (the rollups still count every lock)`);
       if (s.rawFullSinceMs !== undefined) {
