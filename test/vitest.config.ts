@@ -15,7 +15,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 //   alone, 2.4–20 s of its wall time with no CPU in use.
 // They start interleaved, the busy ones spread evenly between the waiting ones, so that while one worker waits
 // the two cores have work: started busy first and the waiting ones after, a run's middle 50 s kept the cores
-// 33–54 % busy, and the suite took 188–191 s against 173–178 s interleaved (clean runs one after the other).
+// 33–54 % busy, and the suite took 178 and 191 s against 171–178 s interleaved (clean runs one after the other).
 const BUSY = [
   'test/typecheck.test.ts',
   'test/package/packaging.test.ts',
