@@ -10,6 +10,8 @@ const { SqliteRecorder, analyze } = lib;
 const START = Date.UTC(2026, 0, 1);
 const TWO_DAYS_MS = 48 * 3600 * 1000;
 const HOUR_MS = 3600 * 1000;
+/** A burst's samples: their times within one hour. */
+const BURST_MS = 50 * 60 * 1000;
 /** Pattern names without digits, so that each is a pattern of its own. */
 const PATTERN_NAMES = Array.from({ length: 20 }, (_, i) => String.fromCharCode(97 + i));
 
@@ -96,8 +98,8 @@ export async function benchRecorderIngest(dir: string, { count = 2_000_000, repe
   const cases = [
     { keys: 5000, spanMs: TWO_DAYS_MS },
     { keys: 200_000, spanMs: TWO_DAYS_MS },
-    { keys: 5000, spanMs: 50 * 60 * 1000 },
-    { keys: 200_000, spanMs: 50 * 60 * 1000 },
+    { keys: 5000, spanMs: BURST_MS },
+    { keys: 200_000, spanMs: BURST_MS },
   ];
   for (const { keys, spanMs } of cases) {
     const recordNs: number[] = [];
