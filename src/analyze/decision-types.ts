@@ -87,7 +87,8 @@ export type Finding =
   /** The p99 reaches holds whose end was not seen: it and the recommendation are lower bounds. */
   | { kind: 'censored'; censored: number; p99Ms: number; p99CeilingMs: number | null; recommendedTtlMs: number; ceilingTtlMs: number | null }
   | { kind: 'resolved'; count: number; inUseTtlMs: number }
-  | { kind: 'deploy-pending'; inUseTtlMs: number }
+  /** The data ran with `inUseTtlMs`, the policy names `policyTtlMs`: the policy's TTL is not deployed yet (or not read). */
+  | { kind: 'deploy-pending'; inUseTtlMs: number; policyTtlMs: number }
   | { kind: 'contended'; waitP99Ms: number; notAcquiredRate: number }
   /** A lease (renewed lock): what renewal lateness needs, in the library's terms (see `lease.ts`); always first for a lease. */
   | { kind: 'lease'; lease: LeaseAnalysis; ttlMs: number; floorMs: number }

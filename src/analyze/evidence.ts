@@ -35,7 +35,7 @@ export function applyStep(e: Evidence, judged: JudgedTtl, toMs: number, urgent: 
  * the one in use yet) and contention. Returns whether they want a human's look.
  */
 export function closingFindings(p: DecisionFacts, judged: JudgedTtl, findings: Finding[]): boolean {
-  if (judged.source === 'policy' && p.ttl.currentMs !== judged.ttlMs) findings.push({ kind: 'deploy-pending', inUseTtlMs: p.ttl.currentMs });
+  if (judged.source === 'policy' && p.ttl.currentMs !== judged.ttlMs) findings.push({ kind: 'deploy-pending', inUseTtlMs: p.ttl.currentMs, policyTtlMs: judged.ttlMs });
   if (!p.contended) return false;
   findings.push({ kind: 'contended', waitP99Ms: p.waitMs.p99, notAcquiredRate: p.count > 0 ? p.outcomes.not_acquired / p.count : 0 });
   return true;

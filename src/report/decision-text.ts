@@ -129,7 +129,7 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
     case 'resolved':
       return `${formatCount(f.count)} expiration(s) under the ${formatMs(f.inUseTtlMs)} in use are covered by the policy's TTL.`;
     case 'deploy-pending':
-      return `Deploy pending: ${formatMs(f.inUseTtlMs)} in use.`;
+      return `Deploy pending: the locks ran with ${formatMs(f.inUseTtlMs)}, the policy has ${formatMs(f.policyTtlMs)}.`;
     case 'resolution':
       return resolutionText(f.bucket);
     case 'beyond-buckets':

@@ -75,7 +75,7 @@ describe('ttl-advisor check', () => {
     expect(code).toBe(0);
     expect(stdout.split('\n')[0]).toMatch(/^### ttl-advisor check: passes, with warnings ⚠️/);
     expect(stdout).toMatch(/\| `order:lock:product:\{id\}` \| 2\.5 s \| \*\*3 s\*\* \|.*🔵 below floor · `apply` writes 3 s \|$/m);
-    expect(stdout).toMatch(/^- `order:lock:product:\{id\}`: The TTL of 2\.5 s covers the data but is under the 3 s floor\. Deploy pending: 5 s in use\.$/m);
+    expect(stdout).toMatch(/^- `order:lock:product:\{id\}`: The TTL of 2\.5 s covers the data but is under the 3 s floor\. Deploy pending: the locks ran with 5 s, the policy has 2\.5 s\.$/m);
     expect(stdout).not.toMatch(/fails the check/);
     // 2.9 s is within --min-change (10 %) of the floor: apply leaves it, and check does not ask for a look.
     const near = await runCli(['check', '--policy', policyFile({ 'order:lock:product:{id}': { ttlMs: 2900 } }), '--db', calm]);
@@ -144,7 +144,7 @@ describe('ttl-advisor check converges once the fix is merged', () => {
     const raised = policyFile({ 'sync:lock:{id}': { ttlMs: 3000 } });
     const { code, stdout } = await runCli(['check', '--policy', raised, '--db', shortTtl]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^- `sync:lock:\{id\}`: [\d,]+ expiration\(s\) under the 250 ms in use are covered by the policy's TTL\. Deploy pending: 250 ms in use\.$/m);
+    expect(stdout).toMatch(/^- `sync:lock:\{id\}`: [\d,]+ expiration\(s\) under the 250 ms in use are covered by the policy's TTL\. Deploy pending: the locks ran with 250 ms, the policy has 3 s\.$/m);
     expect(stdout).not.toMatch(/fails the check/);
     const json = JSON.parse((await runCli(['check', '--policy', raised, '--db', shortTtl, '--format', 'json'])).stdout);
     const row = [...json.attention, ...json.fine].find((r: { pattern: string }) => r.pattern === 'sync:lock:{id}');

@@ -60,7 +60,7 @@ describe('check converges after apply, and the tail beyond the rule is a finding
     expect(after.code).toBe(0);
     expect(after.stdout).toMatch(/^### ttl-advisor check: passes, with warnings ⚠️ — 1 to look at$/m);
     expect(after.stdout).toMatch(
-      /^- `sync:lock:account:\{id\}`: 10 hold\(s\) \(5\.0 a day\) would outlive the recommended 3 s, 10 of them expired: the longest 4\.1 s\. The rule covers p99 3 times over; a holder that hangs is what a timeout or `maxHoldMs` is for \(to cover them anyway: `--cover max`, or `coverMs` on the entry\)\. 10 expiration\(s\) under the 2 s in use are covered by the policy's TTL\. Deploy pending: 2 s in use\.$/m,
+      /^- `sync:lock:account:\{id\}`: 10 hold\(s\) \(5\.0 a day\) would outlive the recommended 3 s, 10 of them expired: the longest 4\.1 s\. The rule covers p99 3 times over; a holder that hangs is what a timeout or `maxHoldMs` is for \(to cover them anyway: `--cover max`, or `coverMs` on the entry\)\. 10 expiration\(s\) under the 2 s in use are covered by the policy's TTL\. Deploy pending: the locks ran with 2 s, the policy has 3 s\.$/m,
     );
     expect((await runCli(['apply', '--policy', path, '--db', db], NOW)).stdout).toMatch(/no changes; every TTL matches the data/);
 

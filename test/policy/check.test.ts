@@ -34,6 +34,7 @@ describe('check: the verdict for the configured TTL, and what fails', () => {
     // The data ran with 2 s (too short); the policy already says 3 s.
     const { result, row } = checkOne({ ttlMs: 3000 }, { currentTtlMs: 2000 });
     expect(row).toMatchObject({ verdict: 'ok', inUseTtlMs: 2000, configuredTtlMs: 3000 });
+    expect(row.decision.findings).toContainEqual({ kind: 'deploy-pending', inUseTtlMs: 2000, policyTtlMs: 3000 });
     expect(result.exitCode).toBe(0);
     // Control: the same data against a policy that still says 2 s fails.
     expect(checkOne({ ttlMs: 2000 }, { currentTtlMs: 2000 }).result.exitCode).toBe(1);
