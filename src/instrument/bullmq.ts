@@ -20,21 +20,32 @@ import { Buffer } from 'node:buffer';
 
 const STALLED = 'stalled';
 
+const keyAt = (key: string, more: readonly string[] | undefined, i: number): string => (i === 0 ? key : more![i - 1]!);
+
 /**
  * The `<stem>stalled` key of a BullMQ worker script's call, or `undefined` when the call is not one.
- * `args[from]` on are its ARGV, as the client sends them (strings, bytes or numbers).
+ * Its keys are `key` and `more` (the keys after the first, or undefined for one key); `args[from]` on
+ * are its ARGV, as the client sends them (strings, bytes or numbers).
  */
-export function bullmqStalledKey(keys: readonly string[], args: readonly unknown[], from = 0): string | undefined {
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    const stemLength = key.length - STALLED.length;
+export function bullmqStalledKey(key: string, more: readonly string[] | undefined, args: readonly unknown[], from = 0): string | undefined {
+  const count = more === undefined ? 1 : 1 + more.length;
+  for (let i = 0; i < count; i++) {
+    const candidate = keyAt(key, more, i);
+    const stemLength = candidate.length - STALLED.length;
     // `<prefix>:<queue>:stalled`: at least two colons before `stalled`. Its last letter first: most keys end otherwise.
-    if (stemLength < 4 || key.charCodeAt(key.length - 1) !== 100 /* d */ || !key.endsWith(STALLED) || key.charCodeAt(stemLength - 1) !== 58 /* : */ || key.lastIndexOf(':', stemLength - 2) <= 0) continue;
-    const stem = key.slice(0, stemLength);
-    for (let j = 0; j < keys.length; j++) if (j !== i && keys[j]!.startsWith(stem)) return key;
+    if (
+      stemLength < 4 ||
+      candidate.charCodeAt(candidate.length - 1) !== 100 /* d */ ||
+      !candidate.endsWith(STALLED) ||
+      candidate.charCodeAt(stemLength - 1) !== 58 /* : */ ||
+      candidate.lastIndexOf(':', stemLength - 2) <= 0
+    )
+      continue;
+    const stem = candidate.slice(0, stemLength);
+    for (let j = 0; j < count; j++) if (j !== i && keyAt(key, more, j).startsWith(stem)) return candidate;
     for (let j = from; j < args.length; j++) {
       const arg = args[j];
-      if (arg === stem || (Buffer.isBuffer(arg) && arg.toString('utf8') === stem)) return key;
+      if (arg === stem || (Buffer.isBuffer(arg) && arg.toString('utf8') === stem)) return candidate;
     }
   }
   return undefined;

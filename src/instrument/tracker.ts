@@ -4,7 +4,7 @@ import type { CompiledTemplate } from '../keys/pattern.js';
 import { ConfirmedPatterns } from '../sample/confirmed.js';
 import { releaseOutcome } from '../sample/outcome.js';
 import { patternCache, type PatternCache } from '../sample/pattern-cache.js';
-import type { LeaseLibrary, LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
+import type { LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
 import type { InstrumentStats } from './stats.js';
 import { ByKey } from './by-key.js';
 import { attemptsWith, type Hold, type Waiting } from './entries.js';
@@ -80,9 +80,9 @@ export class LockTracker {
       case 'acquire': {
         // Awaited replies count too: a client that never settles a command (a stuck offline queue) stays bounded.
         const open = this.holds.size + this.waiting.size + this.inFlight.size;
-        if (open >= this.options.maxOpenLocks && !this.waiting.find(command.keys[0]!, command.token!)) {
+        if (open >= this.options.maxOpenLocks && !this.waiting.find(command.key, command.token!)) {
           // Full. A cache's SET NX on a pattern never seen released is not a lock: no alarm for it.
-          if (!command.byScript && !this.confirmed.has(this.patternOf(command.keys[0]!))) this.counts.ignored++;
+          if (!command.byScript && !this.confirmed.has(this.patternOf(command.key))) this.counts.ignored++;
           else {
             this.counts.untracked++;
             this.options.onFull();
@@ -97,7 +97,7 @@ export class LockTracker {
         break;
       case 'script':
         // An unknown script on a held lock's keys and token: with a TTL an extend, with the token alone a release.
-        if (!this.holds.find(command.keys[0]!, command.token!)) return undefined;
+        if (!this.holds.find(command.key, command.token!)) return undefined;
         command.op = command.ttlMs === undefined ? 'release' : 'extend';
         break;
       case 'bullmq':
@@ -115,19 +115,19 @@ export class LockTracker {
    * is followed on its own — this one tells nothing.
    */
   settle(command: LockCommand, reply: unknown, failed: boolean, resent: boolean): void {
-    const { op, keys, token } = command;
+    const { op } = command;
     if (op === 'acquire') {
       this.inFlight.remove(command);
       if (!resent) this.acquired(command, reply, failed);
     } else if (resent) return;
-    else if (op === 'release') this.released(keys, token, command.client!, command.sentMs!, reply, failed);
-    else if (!failed && succeeded(reply, keys.length)) this.extended(keys, token, command.ttlMs!, command.sentMs!, command.client!, command.library);
+    else if (op === 'release') this.released(command, reply, failed);
+    else if (!failed && succeeded(reply, command.keyCount)) this.extended(command);
   }
 
   private acquired(command: LockCommand, reply: unknown, failed: boolean): void {
     if (this.closed) return; // a reply that arrives after close() starts nothing (nothing would ever end it)
     const now = performance.now();
-    const { keys } = command;
+    const { key: first } = command;
     const token = command.token!;
     const ttlMs = command.ttlMs!;
     const byScript = command.byScript!;
@@ -139,11 +139,11 @@ export class LockTracker {
     }
     // Several servers (node-redlock's quorum): the lock resolves once most voted, so a slower server's
     // reply to the same round can arrive after the lock was already released. It is that lock, not a new one.
-    if (this.servers.size > 1 && (this.ended.get(`${keys[0]}\u0000${token}`) ?? -Infinity) > sentMs) return;
-    const before = this.waiting.size === 0 ? undefined : this.waiting.find(keys[0]!, token);
-    if (failed || !succeeded(reply, keys.length)) {
+    if (this.servers.size > 1 && (this.ended.get(`${first}\u0000${token}`) ?? -Infinity) > sentMs) return;
+    const before = this.waiting.size === 0 ? undefined : this.waiting.find(first, token);
+    if (failed || !succeeded(reply, command.keyCount)) {
       // Lost on one server of a quorum the same lock won on another: not an attempt.
-      if (this.holds.size > 0 && this.holds.find(keys[0]!, token)) return;
+      if (this.holds.size > 0 && this.holds.find(first, token)) return;
       if (before) {
         before.attempts = attemptsWith(before, client);
         if (client !== before.firstClient || before.perClient) (before.perClient ??= new Map([[before.firstClient, before.attempts]])).set(client, before.attempts);
@@ -151,7 +151,7 @@ export class LockTracker {
         before.failedWithError = failed;
       } else {
         const at = epochMsAt(sentMs);
-        this.waiting.add({ key: keys[0]!, token, older: undefined, at, firstMs: sentMs, attempts: 1, perClient: undefined, firstClient: client, lastMs: now, failedWithError: failed, byScript, ttlMs });
+        this.waiting.add({ key: first, token, older: undefined, at, firstMs: sentMs, attempts: 1, perClient: undefined, firstClient: client, lastMs: now, failedWithError: failed, byScript, ttlMs });
       }
       this.arm();
       return;
@@ -159,7 +159,8 @@ export class LockTracker {
     if (before) this.waiting.remove(before);
     const at = before?.at ?? epochMsAt(sentMs);
     const firstMs = before?.firstMs ?? sentMs;
-    for (const key of keys) {
+    for (let i = 0, n = command.keyCount; i < n; i++) {
+      const key = command.keyAt(i);
       // Not added twice: the same lock won on another Redis (Redlock's quorum) is counted once.
       const added = this.holds.add({
         key,
@@ -186,14 +187,16 @@ export class LockTracker {
     this.arm();
   }
 
-  private released(keys: readonly string[], token: string | undefined, client: number, sentMs: number, reply: unknown, failed: boolean): void {
+  private released(command: LockCommand, reply: unknown, failed: boolean): void {
     if (this.closed) return;
     const now = performance.now();
-    const all = !failed && succeeded(reply, keys.length);
-    for (const key of keys) {
+    const { token, keyCount } = command;
+    const all = !failed && succeeded(reply, keyCount);
+    for (let i = 0; i < keyCount; i++) {
+      const key = command.keyAt(i);
       const slot = this.holds.slotOf(key);
       // A release sent where the lock was never won (a server that voted against it) tells nothing.
-      const hold = slot === undefined ? undefined : this.holds.takeFrom(slot, token, isWonOn, client);
+      const hold = slot === undefined ? undefined : this.holds.takeFrom(slot, token, isWonOn, command.client!);
       if (!hold) continue;
       if (this.servers.size > 1) {
         this.ended.set(`${key}\u0000${hold.token}`, now);
@@ -206,21 +209,25 @@ export class LockTracker {
         this.counts.ignored++;
         continue;
       }
-      const outcome = releaseOutcome(failed ? 'failed' : all ? 'deleted' : 'gone', sentMs, now, hold.mayExpireMs, hold.expiredMs);
+      const outcome = releaseOutcome(failed ? 'failed' : all ? 'deleted' : 'gone', command.sentMs!, now, hold.mayExpireMs, hold.expiredMs);
       this.record(hold, outcome, now, now - hold.wonMs);
     }
   }
 
-  private extended(keys: readonly string[], token: string | undefined, ttlMs: number, sentMs: number, client: number, library: LeaseLibrary | undefined): void {
+  private extended(command: LockCommand): void {
     if (this.closed) return;
     const now = performance.now();
-    for (const key of keys) {
+    const { token, library } = command;
+    const ttlMs = command.ttlMs!;
+    const sentMs = command.sentMs!;
+    for (let i = 0, n = command.keyCount; i < n; i++) {
+      const key = command.keyAt(i);
       const hold = token === undefined ? this.holds.newest(key) : this.holds.find(key, token);
       if (!hold) continue;
       // Made at the first renewal, from the acquire's times (`mayExpireMs` is still its send + its TTL).
       const renewals = (hold.renewals ??= new Renewals(hold.mayExpireMs - hold.ttlMs, hold.mayExpireMs, library ?? 'unknown'));
       // Several servers (a quorum) each answer the same round: it is one extension.
-      if (renewals.nextRound(client)) {
+      if (renewals.nextRound(command.client!)) {
         hold.extensions++;
         renewals.renewed(sentMs, now, ttlMs);
       }
@@ -263,8 +270,8 @@ export class LockTracker {
     this.sweep();
     this.closed = true;
     const unanswered = new Set<string>();
-    for (const { keys, token } of this.inFlight.all()) {
-      if (!this.holds.find(keys[0]!, token!) && !this.waiting.find(keys[0]!, token!)) unanswered.add(`${keys[0]}\u0000${token}`);
+    for (const { key, token } of this.inFlight.all()) {
+      if (!this.holds.find(key, token!) && !this.waiting.find(key, token!)) unanswered.add(`${key}\u0000${token}`);
     }
     this.counts.abandoned += this.holds.size + this.waiting.size + unanswered.size;
     this.inFlight.clear();

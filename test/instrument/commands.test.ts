@@ -66,12 +66,12 @@ describe('the scripts of the lock libraries', () => {
 
 describe('reading commands', () => {
   it('reads SET NX with a TTL in every spelling as an acquire, SET XX as an extend', () => {
-    const acquire = { op: 'acquire', keys: ['k'], token: 't', byScript: false };
+    const acquire = { op: 'acquire', key: 'k', token: 't', byScript: false };
     expect(read('set', 'k', 't', 'PX', 100, 'NX')).toEqual({ ...acquire, ttlMs: 100 });
     expect(read('SET', 'k', 't', 'NX', 'EX', '3')).toEqual({ ...acquire, ttlMs: 3000 });
     expect(read('set', Buffer.from('k'), Buffer.from('t'), 'nx', 'px', '250')).toEqual({ ...acquire, ttlMs: 250 });
     expect(read('set', 'k', 't', 'NX', 'PXAT', 1_000_500)).toEqual({ ...acquire, ttlMs: 500 });
-    expect(read('set', 'k', 't', 'XX', 'PX', 100)).toEqual({ op: 'extend', keys: ['k'], token: 't', ttlMs: 100 });
+    expect(read('set', 'k', 't', 'XX', 'PX', 100)).toEqual({ op: 'extend', key: 'k', token: 't', ttlMs: 100 });
   });
 
   it('leaves alone what is not the lock protocol', () => {
@@ -99,29 +99,40 @@ describe('reading commands', () => {
   });
 
   it('reads scripts by SHA1 or text, with keys and ARGV; unknown SHA1s stay for the tracker to match', () => {
-    expect(read('eval', RELEASE.source, '1', 'k', 't')).toEqual({ op: 'release', keys: ['k'], token: 't' });
+    expect(read('eval', RELEASE.source, '1', 'k', 't')).toEqual({ op: 'release', key: 'k', token: 't' });
     // once seen as text, its SHA1 is known
-    expect(read('evalsha', RELEASE.sha, 1, 'k', 't')).toEqual({ op: 'release', keys: ['k'], token: 't' });
+    expect(read('evalsha', RELEASE.sha, 1, 'k', 't')).toEqual({ op: 'release', key: 'k', token: 't' });
     expect(read('evalsha', EXTEND.sha, 1, 'k', 't', 500)).toMatchObject({ op: 'script' });
-    expect(read('eval', EXTEND.source, 1, 'k', 't', 500)).toEqual({ op: 'extend', keys: ['k'], token: 't', ttlMs: 500 });
-    expect(read('evalsha', EXTEND.sha, 1, 'k', 't', 500)).toEqual({ op: 'extend', keys: ['k'], token: 't', ttlMs: 500 });
+    expect(read('eval', EXTEND.source, 1, 'k', 't', 500)).toEqual({ op: 'extend', key: 'k', token: 't', ttlMs: 500 });
+    expect(read('evalsha', EXTEND.sha, 1, 'k', 't', 500)).toEqual({ op: 'extend', key: 'k', token: 't', ttlMs: 500 });
     const unknown = 'f'.repeat(40);
-    expect(read('evalsha', unknown, 2, 'a', 'b', 't')).toEqual({ op: 'script', keys: ['a', 'b'], token: 't' });
-    expect(read('evalsha', unknown, 1, 'a', 't', '500')).toEqual({ op: 'script', keys: ['a'], token: 't', ttlMs: 500 });
+    expect(read('evalsha', unknown, 2, 'a', 'b', 't')).toEqual({ op: 'script', key: 'a', more: ['b'], token: 't' });
+    expect(read('evalsha', unknown, 1, 'a', 't', '500')).toEqual({ op: 'script', key: 'a', token: 't', ttlMs: 500 });
     // Neither a release nor an extend: a third ARGV, or a second that is no TTL.
     expect([read('evalsha', unknown, 1, 'a', 't', 500, 'x'), read('evalsha', unknown, 1, 'a', 't', '5s')]).toEqual([undefined, undefined]);
     // SCRIPT LOAD teaches a SHA1 too
     const custom = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return -1`;
     expect(read('evalsha', sha1(custom), 1, 'k', 't')).toMatchObject({ op: 'script' });
     read('script', 'LOAD', custom);
-    expect(read('evalsha', sha1(custom), 1, 'k', 't')).toEqual({ op: 'release', keys: ['k'], token: 't' });
+    expect(read('evalsha', sha1(custom), 1, 'k', 't')).toEqual({ op: 'release', key: 'k', token: 't' });
     expect(read('eval', 'return 1', 0)).toBeUndefined();
   });
 
+  it('reads a script in place after the command name, as node-redis sends it (`args[0]` its name)', () => {
+    const nodeRedis = (...args: unknown[]) => readLockCommand(verbOf(args[0])!, args, now, 1);
+    expect(nodeRedis('EVALSHA', RELEASE.sha, '3', 'a', 'b', 'c', 't')).toEqual({ op: 'release', key: 'a', more: ['b', 'c'], token: 't' });
+    expect(nodeRedis('EVALSHA', EXTEND.sha, '1', 'k', 't', '500')).toEqual({ op: 'extend', key: 'k', token: 't', ttlMs: 500 });
+    expect(nodeRedis('EVALSHA', 'f'.repeat(40), '1', 'a', 't')).toEqual({ op: 'script', key: 'a', token: 't' });
+    // Too few arguments for its key count, or none: not a lock's.
+    expect([nodeRedis('EVALSHA', RELEASE.sha, '2', 'a', 't'), nodeRedis('EVALSHA', RELEASE.sha, '0', 't')]).toEqual([undefined, undefined]);
+    expect(read('unlink', 'a')).toEqual({ op: 'release', key: 'a', token: undefined });
+    expect(read('unlink', 'a')!.more).toBeUndefined();
+  });
+
   it('reads PEXPIRE/EXPIRE as an extend and DEL/UNLINK as an untokened release', () => {
-    expect(read('pexpire', 'k', 500)).toEqual({ op: 'extend', keys: ['k'], token: undefined, ttlMs: 500 });
-    expect(read('EXPIRE', 'k', '2')).toEqual({ op: 'extend', keys: ['k'], token: undefined, ttlMs: 2000 });
-    expect(read('unlink', 'a', 'b')).toEqual({ op: 'release', keys: ['a', 'b'], token: undefined });
+    expect(read('pexpire', 'k', 500)).toEqual({ op: 'extend', key: 'k', token: undefined, ttlMs: 500 });
+    expect(read('EXPIRE', 'k', '2')).toEqual({ op: 'extend', key: 'k', token: undefined, ttlMs: 2000 });
+    expect(read('unlink', 'a', 'b')).toEqual({ op: 'release', key: 'a', more: ['b'], token: undefined });
   });
 
   it('tells success from failure in every reply type', () => {

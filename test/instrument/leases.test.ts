@@ -281,13 +281,19 @@ describe('BullMQ on an instrumented connection', () => {
 
   it("recognizes BullMQ's scripts by their keys on the queue's stem, not by a lone `…:stalled` key", () => {
     // moveToActive: its keys share `bull:q:` and ARGV[1] is that stem; extendLock: the job's lock key and the stalled set.
-    expect(bullmqStalledKey(['bull:q:wait', 'bull:q:active', 'bull:q:prioritized', 'bull:q:events', 'bull:q:stalled'], ['bull:q:', '1'])).toBe('bull:q:stalled');
-    expect(bullmqStalledKey(['bull:q:7:lock', 'bull:q:stalled'], ['token', '30000', '7'])).toBe('bull:q:stalled');
-    expect(bullmqStalledKey(['{bull}:q:stalled'], ['{bull}:q:', 'tokens', 'ids', '30000'])).toBe('{bull}:q:stalled');
+    // Its keys as the reader hands them over: the first, then the others (or undefined for one key).
+    const stalledKey = (keys: string[], argv: string[]) => bullmqStalledKey(keys[0]!, keys.length > 1 ? keys.slice(1) : undefined, argv);
+    expect(stalledKey(['bull:q:wait', 'bull:q:active', 'bull:q:prioritized', 'bull:q:events', 'bull:q:stalled'], ['bull:q:', '1'])).toBe('bull:q:stalled');
+    expect(stalledKey(['bull:q:7:lock', 'bull:q:stalled'], ['token', '30000', '7'])).toBe('bull:q:stalled');
+    expect(stalledKey(['bull:q:stalled', 'bull:q:7:lock'], ['token', '30000', '7'])).toBe('bull:q:stalled');
+    expect(stalledKey(['{bull}:q:stalled'], ['{bull}:q:', 'tokens', 'ids', '30000'])).toBe('{bull}:q:stalled');
+    // ARGV read from an offset, as the reader passes it (after the script, the key count and the keys).
+    expect(bullmqStalledKey('bull:q:stalled', undefined, ['sha', 1, 'bull:q:stalled', 'bull:q:'], 3)).toBe('bull:q:stalled');
+    expect(bullmqStalledKey('bull:q:stalled', undefined, ['sha', 1, 'bull:q:', 'x'], 3)).toBeUndefined();
     // Control: an application's own keys.
-    expect(bullmqStalledKey(['app:stalled'], ['app:'])).toBeUndefined();
-    expect(bullmqStalledKey(['app:jobs:stalled'], ['token', '500'])).toBeUndefined();
-    expect(bullmqStalledKey(['app:jobs:stalled', 'other:thing'], ['token'])).toBeUndefined();
+    expect(stalledKey(['app:stalled'], ['app:'])).toBeUndefined();
+    expect(stalledKey(['app:jobs:stalled'], ['token', '500'])).toBeUndefined();
+    expect(stalledKey(['app:jobs:stalled', 'other:thing'], ['token'])).toBeUndefined();
     expect(bullmqWarning('{bull}:q:stalled')).toContain("--match '{bull}:*:lock'");
     expect(bullmqWarning('jobs[1]:q:stalled')).toContain("--match 'jobs\\[1\\]:*:lock'");
   });
