@@ -2,31 +2,40 @@
 
 import type { Renewals } from './renewals.js';
 
-/** A lock seen won and not yet released. Times are `performance.now()` milliseconds. */
-export interface Hold {
-  readonly key: string;
+/**
+ * A lock seen won and not yet released. Times are `performance.now()` milliseconds.
+ *
+ * A class, not an object literal: V8 tracks the objects a literal makes and, when those it saw at a
+ * collection had all survived, may allocate every later one in the old generation. A hold lives from
+ * its acquire's reply to its release's, so that could happen to some processes and not others.
+ */
+export class Hold {
   /** An older hold on the same key still open here (its TTL ran out and another holder took the key). */
-  older: Hold | undefined;
-  /** The connection(s) it was won on (Redlock's quorum: several); a release's reply counts only from one of them. */
-  wonOn: number | number[];
-  readonly token: string;
-  /** Wall clock of the first attempt (epoch ms). */
-  readonly at: number;
-  readonly attempts: number;
-  readonly waitMs: number;
-  /** When the winning reply arrived: the hold starts here. */
-  readonly wonMs: number;
-  /** The TTL the lock was taken with. */
-  readonly ttlMs: number;
-  /** From here the key may have expired: the last acquire or extend was sent, plus the TTL it set. */
-  mayExpireMs: number;
-  /** From here it certainly has: the last acquire or extend's reply, plus the TTL it set. */
-  expiredMs: number;
-  extensions: number;
-  /** Taken by a lock library's script: a lock for certain, not a cache's SET NX. */
-  readonly byScript: boolean;
+  older: Hold | undefined = undefined;
+  extensions = 0;
   /** How its renewals came; made at the first one (a lock never renewed allocates nothing for it). */
-  renewals: Renewals | undefined;
+  renewals: Renewals | undefined = undefined;
+
+  constructor(
+    readonly key: string,
+    /** The connection(s) it was won on (Redlock's quorum: several); a release's reply counts only from one of them. */
+    public wonOn: number | number[],
+    readonly token: string,
+    /** Wall clock of the first attempt (epoch ms). */
+    readonly at: number,
+    readonly attempts: number,
+    readonly waitMs: number,
+    /** When the winning reply arrived: the hold starts here. */
+    readonly wonMs: number,
+    /** The TTL the lock was taken with. */
+    readonly ttlMs: number,
+    /** From here the key may have expired: the last acquire or extend was sent, plus the TTL it set. */
+    public mayExpireMs: number,
+    /** From here it certainly has: the last acquire or extend's reply, plus the TTL it set. */
+    public expiredMs: number,
+    /** Taken by a lock library's script: a lock for certain, not a cache's SET NX. */
+    readonly byScript: boolean,
+  ) {}
 }
 
 /** Attempts on a key and token not won yet. */

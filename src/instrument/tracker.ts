@@ -7,7 +7,7 @@ import { patternCache, type PatternCache } from '../sample/pattern-cache.js';
 import type { LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
 import type { InstrumentStats } from './stats.js';
 import { ByKey } from './by-key.js';
-import { attemptsWith, type Hold, type Waiting } from './entries.js';
+import { attemptsWith, Hold, type Waiting } from './entries.js';
 import { succeeded, type LockCommand } from './commands.js';
 import { InFlight } from './in-flight.js';
 import { Renewals } from './renewals.js';
@@ -162,22 +162,8 @@ export class LockTracker {
     for (let i = 0, n = command.keyCount; i < n; i++) {
       const key = command.keyAt(i);
       // Not added twice: the same lock won on another Redis (Redlock's quorum) is counted once.
-      const added = this.holds.add({
-        key,
-        older: undefined,
-        wonOn: client,
-        token,
-        at,
-        attempts: before === undefined ? 1 : attemptsWith(before, client),
-        waitMs: now - firstMs,
-        wonMs: now,
-        ttlMs,
-        mayExpireMs: sentMs + ttlMs,
-        expiredMs: now + ttlMs,
-        extensions: 0,
-        byScript,
-        renewals: undefined,
-      });
+      const attempts = before === undefined ? 1 : attemptsWith(before, client);
+      const added = this.holds.add(new Hold(key, client, token, at, attempts, now - firstMs, now, ttlMs, sentMs + ttlMs, now + ttlMs, byScript));
       if (added) this.counts.acquired++;
       else {
         const hold = this.holds.find(key, token)!;
