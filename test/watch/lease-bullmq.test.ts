@@ -167,10 +167,11 @@ describe('watch: BullMQ job locks are leases', () => {
     // The worker knows when Redis ran its SET only to within its send → answer window: a few ms on a loaded 2-core
     // host (0.4–26 ms seen), well under a renewal period. Watch is held to 1 ms + 1 % of the worker's figure, plus that.
     // On a host busier than that (load 6 and over), the watcher's stamps can wait for a CPU longer than the worker's
-    // window (47 ms against a 20 ms window once): how late this process ran its timers meanwhile is allowed too (an
-    // allowance measured on the same host, not a bound on the watcher's own wait).
+    // window (47 ms against a 20 ms window once): how late this process ran its timers meanwhile is allowed too, twice
+    // over (an allowance measured on the same host, not a bound on the watcher's own wait: the watcher is another
+    // process, whose waits need not come when this one's do; once in CI, 61 ms off against 9.4 ms of window and 36.7 of lag).
     expect(render.windowMs).toBeLessThan(LOCK_DURATION_MS / 8);
-    const slackMs = render.windowMs + hostLagMs;
+    const slackMs = render.windowMs + 2 * hostLagMs;
     // Else the comparison below could not fail: a watcher that saw no renewal late (every gap the period) must be
     // off by more than the tolerance at the latest one. (Half the lateness, as this was, failed at load 8 with a
     // 196 ms slack against 310 ms late, a case this still tells apart.)
@@ -213,11 +214,11 @@ describe('watch: BullMQ job locks are leases', () => {
     expect(lease.recommended.leaseMs).toBe(expected);
     // Under 299 renewals: the need is shown, not a number to set — unless a renewal really came with under the
     // at-risk line left (20 % of the TTL, 400 ms): by the worker's own timing, which a host at load 13 made that late.
-    // Near the line either verdict: watch's margins are off the worker's by its window and the host's timer lag (as
+    // Near the line either verdict: watch's margins are off the worker's by its window and twice the host's timer lag (as
     // compared above), 1 % and the TTL read low (≤ 5 %).
     const leastMarginMs = LOCK_DURATION_MS - Math.max(...gapsOf(render.jobs));
     expect(lease.atRiskBelowMs).toBeGreaterThan(0.19 * LOCK_DURATION_MS);
-    if (Math.abs(leastMarginMs - lease.atRiskBelowMs) > render.windowMs + hostLagMs + 0.06 * LOCK_DURATION_MS) {
+    if (Math.abs(leastMarginMs - lease.atRiskBelowMs) > render.windowMs + 2 * hostLagMs + 0.06 * LOCK_DURATION_MS) {
       expect(renderPattern.verdict).toBe(leastMarginMs < lease.atRiskBelowMs ? 'lease-at-risk' : 'insufficient-data');
     } else expect(['lease-at-risk', 'insufficient-data']).toContain(renderPattern.verdict);
     const lost = analysis.patterns.find((p) => p.pattern === 'bull:report:{id}:lock')!;
