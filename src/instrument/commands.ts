@@ -26,7 +26,7 @@ export type LockOp = 'acquire' | 'release' | 'extend' | 'script' | 'bullmq';
  * among the acquires in flight): a lock command costs one object, and the code reading it one shape.
  *
  * Its first key is a field, and only a command on several keys has a list of the others (`more`): a
- * list per command cost an allocation, and V8 could decide, one process in two or three, that the
+ * list per command cost an allocation, and V8 could decide, in some processes and not others, that the
  * lists allocated at that spot outlive a young-generation collection (they live until the reply) and
  * allocate them in the old generation from then on: every instrumented lock cycle then took about
  * 2.1 µs of our CPU instead of 0.9 (`--trace-pretenuring-statistics`: the two spots, one for SET, one
