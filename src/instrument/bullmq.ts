@@ -17,18 +17,17 @@
  */
 
 import { Buffer } from 'node:buffer';
+import { keyAt, keyCount, type MoreKeys } from './key-list.js';
 
 const STALLED = 'stalled';
-
-const keyAt = (key: string, more: readonly string[] | undefined, i: number): string => (i === 0 ? key : more![i - 1]!);
 
 /**
  * The `<stem>stalled` key of a BullMQ worker script's call, or `undefined` when the call is not one.
  * Its keys are `key` and `more` (the keys after the first, or undefined for one key); `args[from]` on
  * are its ARGV, as the client sends them (strings, bytes or numbers).
  */
-export function bullmqStalledKey(key: string, more: readonly string[] | undefined, args: readonly unknown[], from = 0): string | undefined {
-  const count = more === undefined ? 1 : 1 + more.length;
+export function bullmqStalledKey(key: string, more: MoreKeys, args: readonly unknown[], from = 0): string | undefined {
+  const count = keyCount(more);
   for (let i = 0; i < count; i++) {
     const candidate = keyAt(key, more, i);
     const stemLength = candidate.length - STALLED.length;

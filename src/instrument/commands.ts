@@ -2,6 +2,7 @@ import { Buffer } from 'node:buffer';
 import type { LeaseLibrary } from '../sample/sample.js';
 import { TOKEN_PREFIX } from '../token.js';
 import { bullmqStalledKey } from './bullmq.js';
+import { keyAt, keyCount, type MoreKeys } from './key-list.js';
 import { kindOfText, scriptOfSha, scriptOfText } from './scripts.js';
 
 /** What a lock command does (see {@link LockCommand}). */
@@ -45,7 +46,7 @@ export class LockCommand {
     /** The first key (most locks have one). */
     readonly key: string,
     /** The keys after the first, for a command on several (node-redlock on many resources, `DEL a b`); else undefined. */
-    readonly more: readonly string[] | undefined,
+    readonly more: MoreKeys,
     public token: string | undefined,
     public ttlMs: number | undefined,
     readonly byScript: boolean | undefined,
@@ -55,20 +56,19 @@ export class LockCommand {
 
   /** How many keys the command names. */
   get keyCount(): number {
-    return this.more === undefined ? 1 : 1 + this.more.length;
+    return keyCount(this.more);
   }
 
   /** Its `i`-th key (0: {@link key}). */
   keyAt(i: number): string {
-    return i === 0 ? this.key : this.more![i - 1]!;
+    return keyAt(this.key, this.more, i);
   }
 }
 
-type More = readonly string[] | undefined;
-const acquire = (key: string, more: More, token: string, ttlMs: number, byScript: boolean) =>
+const acquire = (key: string, more: MoreKeys, token: string, ttlMs: number, byScript: boolean) =>
   new LockCommand('acquire', key, more, token, ttlMs, byScript, undefined, undefined);
-const release = (key: string, more: More, token: string | undefined) => new LockCommand('release', key, more, token, undefined, undefined, undefined, undefined);
-const extend = (key: string, more: More, token: string | undefined, ttlMs: number, library: LeaseLibrary | undefined) =>
+const release = (key: string, more: MoreKeys, token: string | undefined) => new LockCommand('release', key, more, token, undefined, undefined, undefined, undefined);
+const extend = (key: string, more: MoreKeys, token: string | undefined, ttlMs: number, library: LeaseLibrary | undefined) =>
   new LockCommand('extend', key, more, token, ttlMs, undefined, library, undefined);
 
 /** How a command name is read: the commands worth a closer look. Everything else costs a comparison or two. */

@@ -159,10 +159,10 @@ export class LockTracker {
     if (before) this.waiting.remove(before);
     const at = before?.at ?? epochMsAt(sentMs);
     const firstMs = before?.firstMs ?? sentMs;
+    const attempts = before === undefined ? 1 : attemptsWith(before, client);
     for (let i = 0, n = command.keyCount; i < n; i++) {
       const key = command.keyAt(i);
       // Not added twice: the same lock won on another Redis (Redlock's quorum) is counted once.
-      const attempts = before === undefined ? 1 : attemptsWith(before, client);
       const added = this.holds.add(new Hold(key, client, token, at, attempts, now - firstMs, now, ttlMs, sentMs + ttlMs, now + ttlMs, byScript));
       if (added) this.counts.acquired++;
       else {
