@@ -8,7 +8,7 @@ import { FOLD_AS_IS, SampleQueue } from './sample-queue.js';
 import type { LockSample, ObservationGap, RecorderStats, SampleRecorder } from '../sample/sample.js';
 import { WarnOnce } from '../sample/warn-once.js';
 import { SHARED, stopCommits, waitUntilClosed, type FromWriter, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit } from './writer/protocol.js';
-import { spawnWriterThread } from './writer/spawn.js';
+import { deliverWarnings, endWriterThread, spawnWriterThread } from './writer/spawn.js';
 import { SealBuffers } from './writer/wire.js';
 
 // Seals handed to the writer and not yet written; while it is busy (the file locked, a slow disk) samples keep folding.
@@ -236,7 +236,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     this.aggregator.unsealed = 0;
     const worker = this.worker;
     this.worker = undefined;
-    if (worker) void worker.terminate().catch(() => undefined);
+    if (worker) endWriterThread(worker);
     this.conditions.recheck();
   }
 
@@ -306,6 +306,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
           if (this.worker !== worker) return;
           // Died unexpectedly: what it had not confirmed is lost; a new thread starts with the next seal.
           this.worker = undefined;
+          deliverWarnings(worker);
           this.forgetUnconfirmed();
           this.batchesSent = Atomics.load(this.flags, SHARED.batchesDone);
           this.conditions.recheck();

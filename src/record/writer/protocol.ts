@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 import type { DeltaBatch } from '../../store/input.js';
 
 /** What the recorder hands its writer thread at start. */
@@ -11,6 +12,11 @@ export interface WriterInit {
   /** Data older than this is pruned when the file is opened and every hour after (ms); 0: kept. */
   retainMs: number;
   shared: SharedArrayBuffer;
+}
+
+/** What the thread is started with: the recorder's {@link WriterInit}, and the port its warnings go through (see `spawn.ts`). */
+export interface WriterData extends WriterInit {
+  warnings: MessagePort;
 }
 
 /** The recorder's own counters when it sent a batch, stored with it for `ttl-advisor stats`. */

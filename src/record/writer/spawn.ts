@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import type { FromWriter, WriterInit } from './protocol.js';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import type { FromWriter, WriterData, WriterInit, WriterWarning } from './protocol.js';
 
 // Where the thread's code is, in the one place that needs to know:
 // - the ES module build: thread.js beside this file;
@@ -34,16 +34,45 @@ export interface WriterListeners {
  */
 export function spawnWriterThread(init: WriterInit, listeners: WriterListeners): Worker {
   let worker: Worker;
+  // The thread's warnings come through a port of their own, which `deliverWarnings` can empty at once: one the
+  // thread sent just before it counted a drop would otherwise be lost when the recorder ends the thread.
+  const { port1: warnings, port2 } = new MessageChannel();
+  const options = { workerData: { ...init, warnings: port2 } satisfies WriterData, transferList: [port2] };
   const transpiled = RUNNING_FROM_SOURCE ? process.env.TTL_ADVISOR_SOURCE_THREAD : undefined;
-  if (transpiled) worker = new Worker(new URL(transpiled), { workerData: init });
-  else if (RUNNING_FROM_SOURCE) worker = new Worker(SOURCE_BOOTSTRAP, { eval: true, workerData: init });
-  else if (BUILT_THREAD) worker = new Worker(BUILT_THREAD, { workerData: init });
-  else throw new Error(`the writer thread's code is missing beside ${fileURLToPath(import.meta.url)}`);
+  if (transpiled) worker = new Worker(new URL(transpiled), options);
+  else if (RUNNING_FROM_SOURCE) worker = new Worker(SOURCE_BOOTSTRAP, { eval: true, ...options });
+  else if (BUILT_THREAD) worker = new Worker(BUILT_THREAD, options);
+  else {
+    warnings.close();
+    throw new Error(`the writer thread's code is missing beside ${fileURLToPath(import.meta.url)}`);
+  }
   worker.on('message', listeners.onMessage);
   worker.on('error', listeners.onError);
   worker.on('exit', listeners.onExit);
+  warnings.on('message', (warning: WriterWarning) => listeners.onMessage({ type: 'warning', warning }));
   // After the listeners, not before: adding a 'message' listener refs the worker's message port
   // again, and a ref'd port kept every service that had written once alive until close().
   worker.unref();
+  warnings.unref();
+  ports.set(worker, { port: warnings, listeners });
   return worker;
+}
+
+const ports = new WeakMap<Worker, { port: MessagePort; listeners: WriterListeners }>();
+
+/** Hands the listeners every warning the thread sent and they have not heard yet, at once; then the port closes. */
+export function deliverWarnings(worker: Worker): void {
+  const entry = ports.get(worker);
+  if (!entry) return;
+  ports.delete(worker);
+  for (let m = receiveMessageOnPort(entry.port); m !== undefined; m = receiveMessageOnPort(entry.port)) {
+    entry.listeners.onMessage({ type: 'warning', warning: m.message as WriterWarning });
+  }
+  entry.port.close();
+}
+
+/** Ends the thread, once every warning it sent has been heard. */
+export function endWriterThread(worker: Worker): void {
+  deliverWarnings(worker);
+  void worker.terminate().catch(() => undefined);
 }

@@ -5,13 +5,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { pruneOlderThan } from '../../store/prune.js';
 import { openForWriting, type Db } from '../../store/schema.js';
 import { SampleWriter, type WriteResult, type WriterCounters } from '../../store/writer.js';
-import { COMMIT, SHARED, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit, type WriterWarning } from './protocol.js';
+import { COMMIT, SHARED, type RecorderCounters, type SealedWrite, type ToWriter, type WriterData, type WriterWarning } from './protocol.js';
 import { decodeSealedWrite, releaseSealBuffer } from './wire.js';
 
 /** The recorder gave up on this batch: it is counted as dropped there and must not be committed. */
 class Abandoned extends Error {}
 
-const init = workerData as WriterInit;
+const init = workerData as WriterData;
 const flags = new Int32Array(init.shared, 0, SHARED.flagSlots);
 const totals = new Float64Array(init.shared, SHARED.totalsOffset, SHARED.totalSlots);
 
@@ -224,8 +224,9 @@ function prune(on: Db): void {
   }
 }
 
+/** Through a port of their own, which the recorder empties before it ends the thread: no warning is lost at close. */
 function warn(warning: WriterWarning): void {
-  parentPort!.postMessage({ type: 'warning', warning });
+  init.warnings.postMessage(warning);
 }
 
 /** Tells the main thread that totals changed: by message if its loop runs, by futex if it waits in closeSync. */
