@@ -13,6 +13,9 @@ import { hostname } from 'node:os';
  */
 export const TOKEN_PREFIX = 'tta1.';
 
+/** The acquire time's least width in a token, in base 36 (zero-padded): an epoch ms has 8 digits from 1972 until 2059, more after. */
+const TIME_WIDTH = 8;
+
 /** How a process names itself when not told otherwise: `host:pid`. */
 export function defaultInstanceId(): string {
   return `${hostname()}:${process.pid}`;
@@ -27,7 +30,7 @@ export function encodeHolder(holder: string): string {
 export function newToken(encodedHolder: string, nowMs: number): string {
   // Locks taken in the same millisecond by the same holder share everything but the random part.
   if (nowMs !== headMs || encodedHolder !== headHolder) {
-    head = `${TOKEN_PREFIX}${encodedHolder}.${base36(nowMs)}.`;
+    head = `${TOKEN_PREFIX}${encodedHolder}.${base36(nowMs).padStart(TIME_WIDTH, '0')}.`;
     headMs = nowMs;
     headHolder = encodedHolder;
   }
@@ -44,6 +47,8 @@ let headHolder = '';
 // small string per token (randomUUID builds ~0.6 KB of strings per call).
 const RANDOM_BYTES = 4095;
 const RANDOM_CHARS = 22;
+/** No token of ours is shorter (an empty holder): the prefix, two dots, the acquire time and the random part. */
+export const MIN_TOKEN_LENGTH = TOKEN_PREFIX.length + 2 + TIME_WIDTH + RANDOM_CHARS;
 let randomChars = '';
 let randomOffset = 0;
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -5,12 +6,23 @@ import { Redis } from 'ioredis';
 import Redlock from 'redlock';
 import Redlock4 from 'redlock4';
 import { describe, expect, it } from 'vitest';
-import { readLockCommand, succeeded, verbOf } from '../../src/instrument/commands.js';
+import { readLockCommand, succeeded, verbOf, type LockCommand } from '../../src/instrument/commands.js';
 import { classify, kindOfSha, sha1 } from '../../src/instrument/scripts.js';
 import { ACQUIRE_WITH_FENCE, EXTEND, RELEASE } from '../../src/lock/scripts.js';
+import { encodeHolder, MIN_TOKEN_LENGTH, newToken, parseToken } from '../../src/token.js';
 
 const now = () => 1_000_000;
-const read = (name: string, ...args: unknown[]) => readLockCommand(verbOf(name)!, args, now);
+/** A command as read, without the key count it derives from its keys (`more`), which the expectations name. */
+function read(name: string, ...args: unknown[]) {
+  return withoutCount(readLockCommand(verbOf(name)!, args, now));
+}
+
+function withoutCount(command: LockCommand | undefined) {
+  if (command === undefined) return undefined;
+  const { keyCount, ...rest } = command;
+  expect(keyCount).toBe(1 + (command.more?.length ?? 0));
+  return rest;
+}
 
 describe('the scripts of the lock libraries', () => {
   it('knows node-redlock 5 and 4 by the SHA1s they send', () => {
@@ -94,8 +106,17 @@ describe('reading commands', () => {
   });
 
   it("skips our own lock's tokens: RedisLock records its locks itself", () => {
-    expect(read('set', 'k', 'tta1.aG9zdDox.lz1.x', 'NX', 'PX', 100)).toBeUndefined();
-    expect(read('eval', RELEASE.source, 1, 'k', 'tta1.aG9zdDox.lz1.x')).toBeUndefined();
+    const token = newToken(encodeHolder('host:1'), Date.UTC(2026, 11, 5));
+    expect(read('set', 'k', token, 'NX', 'PX', 100)).toBeUndefined();
+    expect(read('eval', RELEASE.source, 1, 'k', token)).toBeUndefined();
+    // The shortest a token of ours can be (no holder, the epoch itself) is still ours.
+    const shortest = newToken('', 0);
+    expect(shortest).toHaveLength(MIN_TOKEN_LENGTH);
+    expect(parseToken(shortest)).toEqual({ holder: '', acquiredAtMs: 0 });
+    expect(read('set', 'k', shortest, 'NX', 'PX', 100)).toBeUndefined();
+    // Shorter than any of ours (a UUID is 36 characters): another lock's, whatever it starts with.
+    expect(read('set', 'k', 'tta1.x.0.y', 'NX', 'PX', 100)).toMatchObject({ op: 'acquire', token: 'tta1.x.0.y' });
+    expect(read('set', 'k', randomUUID(), 'NX', 'PX', 100)).toMatchObject({ op: 'acquire' });
   });
 
   it('reads scripts by SHA1 or text, with keys and ARGV; unknown SHA1s stay for the tracker to match', () => {
@@ -119,7 +140,7 @@ describe('reading commands', () => {
   });
 
   it('reads a script in place after the command name, as node-redis sends it (`args[0]` its name)', () => {
-    const nodeRedis = (...args: unknown[]) => readLockCommand(verbOf(args[0])!, args, now, 1);
+    const nodeRedis = (...args: unknown[]) => withoutCount(readLockCommand(verbOf(args[0])!, args, now, 1));
     expect(nodeRedis('EVALSHA', RELEASE.sha, '3', 'a', 'b', 'c', 't')).toEqual({ op: 'release', key: 'a', more: ['b', 'c'], token: 't' });
     expect(nodeRedis('EVALSHA', EXTEND.sha, '1', 'k', 't', '500')).toEqual({ op: 'extend', key: 'k', token: 't', ttlMs: 500 });
     expect(nodeRedis('EVALSHA', 'f'.repeat(40), '1', 'a', 't')).toEqual({ op: 'script', key: 'a', token: 't' });
