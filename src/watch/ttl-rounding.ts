@@ -8,7 +8,7 @@
  * as 1,000 ms. The trip from the SET to the PTTL is well under a millisecond on
  * a healthy network and 5–10 ms when Redis or this process is busy (seen in CI:
  * a 100 ms TTL answered as 95), so 10 ms keeps short TTLs round on a loaded host.
- * 2 % is twice what the notification's unseen trip is allowed (1 %, at most 20 ms), so
+ * 2 % is twice what the notification's unseen trip is allowed (1 %, at most 50 ms), so
  * a stall of hundreds of ms still rounds a TTL of tens of seconds, while a TTL
  * that is not round is never read more than 2 % (or 10 ms) high. A longer stall reads the
  * TTL low by what exceeds the cap (10,000 answered as 9,703 is recorded as
