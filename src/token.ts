@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
  * so that `ttl-advisor locks` can answer "who holds order:lock:product:42,
  * and for how long", and still unique and unguessable (128 random bits).
  *
- *   tta1.<holder, base64url>.<acquired at, epoch ms in base 36>.<128 random bits, base64url>
+ *   tta1.<holder, base64url>.<acquired at, epoch ms in base 36, at least 8 digits>.<128 random bits, base64url>
  *
  * The lock compares the whole token on release and extension, so its format
  * costs nothing in safety; other tools see an opaque string.

@@ -225,7 +225,7 @@ export class KeyspaceTracker {
       // The SET ran before its notification left Redis; PTTL ran before its reply arrived. The notification's
       // own trip, and this process waiting for a CPU before it read it, are not seen: on a loaded host that is
       // often 5–20 ms (a 7,000 ms TTL answered as 6,991) and was 30 in CI (3,000 as 2,970), so up to
-      // UNSEEN_TRIP_MS more, never over 1 % of the TTL.
+      // UNSEEN_TRIP_MS more, never over 1 % of PTTL's answer.
       const ttl = likelyTtl(pttl, repliedMs - (first ? o.setMs : askedMs) + 1 + Math.min(UNSEEN_TRIP_MS, pttl * 0.01));
       if (first) {
         o.ttlMs = ttl;
