@@ -49,25 +49,24 @@ export function spawnWriterThread(init: WriterInit, listeners: WriterListeners):
   worker.on('message', listeners.onMessage);
   worker.on('error', listeners.onError);
   worker.on('exit', listeners.onExit);
-  warnings.on('message', (warning: WriterWarning) => listeners.onMessage({ type: 'warning', warning }));
+  const hear = (warning: WriterWarning) => listeners.onMessage({ type: 'warning', warning });
+  warnings.on('message', hear);
   // After the listeners, not before: adding a 'message' listener refs the worker's message port
   // again, and a ref'd port kept every service that had written once alive until close().
   worker.unref();
   warnings.unref();
-  ports.set(worker, { port: warnings, listeners });
+  ports.set(worker, { port: warnings, hear });
   return worker;
 }
 
-const ports = new WeakMap<Worker, { port: MessagePort; listeners: WriterListeners }>();
+const ports = new WeakMap<Worker, { port: MessagePort; hear: (warning: WriterWarning) => void }>();
 
 /** Hands the listeners every warning the thread sent and they have not heard yet, at once; then the port closes. */
 export function deliverWarnings(worker: Worker): void {
   const entry = ports.get(worker);
   if (!entry) return;
   ports.delete(worker);
-  for (let m = receiveMessageOnPort(entry.port); m !== undefined; m = receiveMessageOnPort(entry.port)) {
-    entry.listeners.onMessage({ type: 'warning', warning: m.message as WriterWarning });
-  }
+  for (let m = receiveMessageOnPort(entry.port); m !== undefined; m = receiveMessageOnPort(entry.port)) entry.hear(m.message as WriterWarning);
   entry.port.close();
 }
 
