@@ -98,37 +98,39 @@ describe('instrument() measures renewed locks', () => {
   it("redis-semaphore Mutex with its default refresh (0.8 × lockTimeout): gaps ≈ refreshInterval, library 'redis-semaphore'", async () => {
     const { memory, sqlite, redis } = setup('semaphore');
     const name = `lease:sem:${randomUUID()}`;
-    // lockTimeout 2,500: refreshes every 2,000 ms, leaving 500 ms for a late timer on a loaded box (300 ms, with
-    // lockTimeout 1,500, was not enough once beside two CPU-bound processes: the mutex was lost).
-    const mutex = new Mutex(redis, name, { lockTimeout: 2500 });
+    // lockTimeout 5,000: refreshes every 4,000 ms, leaving 1,000 ms for a late timer on a loaded box (300 ms with
+    // lockTimeout 1,500, and 500 ms with 2,500, were not enough once each beside two CPU-bound processes: the library lost its mutex).
+    const lockTimeout = 5000;
+    const refresh = 0.8 * lockTimeout;
+    const mutex = new Mutex(redis, name, { lockTimeout });
     await mutex.acquire();
-    await sleep(5000);
+    await sleep(2.5 * refresh);
     await mutex.release();
     const samples = memory.samples.filter((s) => s.key === `mutex:${name}`);
     expect(samples).toHaveLength(1);
     const [sample] = samples;
-    expect(sample).toMatchObject({ outcome: 'released', ttlMs: 2500 });
+    expect(sample).toMatchObject({ outcome: 'released', ttlMs: lockTimeout });
     const r = sample!.renewal!;
     expect(r.library).toBe('redis-semaphore');
     expectConsistent(sample!);
     expect(r.gapsMs.length).toBeGreaterThanOrEqual(2);
     expect(r.gapsMs.length).toBeLessThanOrEqual(3);
-    // setInterval(2000): each refresh ~2,000 ms after the one before (the first: after the acquire's reply);
+    // setInterval(refresh): each refresh ~`refresh` ms after the one before (the first: after the acquire's reply);
     // ±100 ms for the refresh script's first send (EVALSHA → NOSCRIPT → EVAL, one round trip late).
     // Node times an interval's next run from the event loop's time when this run began, which is stale when
     // the process was busy (or waited for a CPU) before the callback ran: a refresh sent that much late makes
     // the next gap that much shorter (918 ms once, in CI's fresh clone). No refresh comes before its time,
-    // though: the n-th is sent at least n × 2,000 ms after the acquire (less the loop clock's millisecond).
-    // More than 2,500 ms between two: the lock expired.
+    // though: the n-th is sent at least n × `refresh` ms after the acquire (less the loop clock's millisecond).
+    // More than `lockTimeout` ms between two: the lock expired.
     let sinceAcquire = 0;
     r.gapsMs.forEach((gap, i) => {
       sinceAcquire += gap;
-      expect(sinceAcquire, `gaps ${r.gapsMs.join(', ')}`).toBeGreaterThanOrEqual(2000 * (i + 1) - 5);
-      expect(gap, `gaps ${r.gapsMs.join(', ')}`).toBeLessThan(2500);
+      expect(sinceAcquire, `gaps ${r.gapsMs.join(', ')}`).toBeGreaterThanOrEqual(refresh * (i + 1) - 5);
+      expect(gap, `gaps ${r.gapsMs.join(', ')}`).toBeLessThan(lockTimeout);
     });
-    expect(median(r.gapsMs)).toBeGreaterThanOrEqual(1950);
+    expect(median(r.gapsMs)).toBeGreaterThanOrEqual(refresh - 50);
     expect(r.minMarginMs).toBeGreaterThan(0);
-    expect(r.minMarginMs).toBeLessThanOrEqual(510);
+    expect(r.minMarginMs).toBeLessThanOrEqual(lockTimeout - refresh + 10);
     console.info(`redis-semaphore refresh: gaps ${r.gapsMs.map((g) => g.toFixed(1)).join(', ')} ms; least margin ${r.minMarginMs.toFixed(1)} ms; slowest round trip ${r.maxRoundTripMs!.toFixed(2)} ms`);
     expect(await sqlite.flush()).toMatchObject({ recorded: 1, written: 1, dropped: 0 });
   });
