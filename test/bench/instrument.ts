@@ -11,6 +11,7 @@ import { measure } from './lock-overhead.js';
 import { formatRate, log, median, round } from './stats.js';
 
 const { SqliteRecorder, instrument, instrumentationOf } = lib;
+const commands = (await import(new URL('../../dist/instrument/commands.js', import.meta.url).href)) as typeof import('../../src/instrument/commands.js');
 
 type Op = (worker: number) => Promise<unknown>;
 type NodeRedis = ReturnType<typeof createClient>;
@@ -144,6 +145,37 @@ export async function benchInstrumentCpu({ use = instrument, rounds = 9, count =
 }
 
 /**
+ * The floor of `instrument`'s way of working, as a client of its own: every command's name is looked at and a
+ * lock's arguments read as `instrument` reads them (the same functions, from the built package), and a lock
+ * command's reply is hooked and stamped with the clock at its send and at its reply, as `instrument` does it;
+ * nothing is tracked or recorded. What this costs against the plain client, `instrument` cannot cost less.
+ */
+function readingAndStampingOnly(c: Redis): Redis {
+  type Sent = { name: string; args: unknown[]; inTransaction?: boolean; resolve(v: unknown): void; reject(e: unknown): void };
+  const original = (c as unknown as { sendCommand: (command: Sent, ...rest: unknown[]) => unknown }).sendCommand;
+  let stamps = 0;
+  (c as unknown as { sendCommand: unknown }).sendCommand = function sendCommand(this: unknown, command: Sent, stream?: unknown, node?: unknown) {
+    const verb = commands.verbOf(command.name);
+    const read = verb === undefined ? undefined : commands.readLockCommand(verb, command.args, Date.now, 0);
+    if (read !== undefined && !command.inTransaction) {
+      read.sentMs = performance.now();
+      const { resolve, reject } = command;
+      command.resolve = function replied(value: unknown) {
+        resolve(value);
+        stamps += performance.now() - read.sentMs!;
+      };
+      command.reject = (error: unknown) => {
+        reject(error);
+        stamps += performance.now() - read.sentMs!;
+      };
+    }
+    return original.call(this, command, stream, node);
+  };
+  (c as unknown as { stamped: () => number }).stamped = () => stamps;
+  return c;
+}
+
+/**
  * Each pair (plain client, instrumented client) interleaved round by round
  * (alternating which goes first): the median of the per-round throughput
  * ratios, and our CPU time per op — process CPU µs per op of the instrumented
@@ -210,6 +242,7 @@ export async function benchInstrument(url: string, dir: string) {
   const wrapped = instrument(new Redis(url), { recorder });
   // The same with a recorder that keeps nothing: the throughput instrument() itself costs, apart from the SqliteRecorder's.
   const bare = instrument(new Redis(url), { recorder: { record: () => undefined } });
+  const floor = readingAndStampingOnly(new Redis(url));
   const settle = () => recorder.flush();
   const plainNr = await createClient({ url }).connect();
   const wrappedNr = await instrument(createClient({ url }), { recorder }).connect();
@@ -231,11 +264,15 @@ export async function benchInstrument(url: string, dir: string) {
     results.push(await sideBySide('hand-written, no-op recorder', 64, handWritten(plain), handWritten(bare)));
     results.push(await sideBySide('node-redlock 5 using(), no-op recorder', 64, redlockOf(plain), redlockOf(bare)));
     results.push(await sideBySide('redis-semaphore Mutex, no-op recorder', 64, mutexOf(plain), mutexOf(bare)));
+    // The floor (see readingAndStampingOnly): of the no-op recorder's loss above, what reading and stamping alone cost.
+    results.push(await sideBySide('hand-written, reading and stamping only', 64, handWritten(plain), handWritten(floor)));
+    if (!((floor as unknown as { stamped: () => number }).stamped() > 0)) throw new Error('the reading-and-stamping client stamped no reply');
   } finally {
     const seen = instrumentationOf(wrapped)!.stats();
     plain.disconnect();
     wrapped.disconnect();
     bare.disconnect();
+    floor.disconnect();
     await Promise.all([plainNr.close(), wrappedNr.close()]);
     const stats = await recorder.close();
     log(`  during the run: ${seen.acquired} locks seen, ${seen.recorded.released} recorded released, ${seen.ignored} ignored; SqliteRecorder wrote ${stats.written} (${stats.dropped} dropped)`);

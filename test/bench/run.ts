@@ -17,6 +17,7 @@ import { benchInstrument } from './instrument.js';
 import { benchLockOverhead } from './lock-overhead.js';
 import { benchLockMicro, benchLockMicroSpread } from './lock-micro.js';
 import { benchLeases } from './lease.js';
+import { benchMachine } from './machine.js';
 import { benchWatch } from './watch.js';
 import { benchFootprint, benchRecorderIngest } from './recorder-ingest.js';
 import { benchRecordFold } from './record-fold.js';
@@ -24,8 +25,8 @@ import { benchReport } from './report.js';
 import { benchCollector, benchFleetReport } from './fleet.js';
 import { log } from './stats.js';
 
-/** The sections, in the order they run; `lock-micro` is part of `lock`. */
-const SECTIONS = ['lock', 'lease', 'instrument', 'watch', 'record', 'ingest', 'footprint', 'report', 'fleet', 'collect'];
+/** The sections, in the order they run; `lock-micro` is part of `lock`. `machine` first: what a system call costs here (see machine.ts). */
+const SECTIONS = ['machine', 'lock', 'lease', 'instrument', 'watch', 'record', 'ingest', 'footprint', 'report', 'fleet', 'collect'];
 /** Where a section's own process writes its figures, for the process that started it to merge. */
 const PART = process.env.TTL_ADVISOR_BENCH_PART;
 const only = new Set(process.argv.slice(2));
@@ -62,6 +63,7 @@ try {
 
 /** Runs the wanted sections in this process. */
 async function runHere(): Promise<void> {
+  if (wanted('machine')) results.machine = benchMachine();
   if (wanted('lock') || wanted('lock-micro')) results.lockMicro = await benchLockMicro(dir);
   if (wanted('lock')) {
     const server = process.env.REDIS_URL ? undefined : await startRedisServer();
