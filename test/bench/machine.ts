@@ -19,16 +19,18 @@ function firstLine(path: string): string | undefined {
 
 /**
  * What this machine charges for a system call, and what one does to the JavaScript that runs after it.
- * Timed in loops of `count`, interleaved over `rounds`: a `write(2)` of 64 bytes to /dev/null; a piece of
+ * Timed in loops of `count`, interleaved over `rounds`: `fs.writeSync` of 64 bytes to /dev/null (Node's
+ * checks, its binding and the `write(2)` itself); a piece of
  * `instrument`'s own work (reading a `SET key token PX 10000 NX` and its release's `EVALSHA` as lock commands,
  * the library's own functions from dist/); and the two one after the other. Every command a client sends to
- * Redis is a system call, so where the work after one runs several times slower than in a loop without
- * any, every piece of JavaScript a lock cycle adds costs that many times more against a real Redis than
- * against a client that answers at once: the ratios against Redis are read with this factor in mind. The
- * control: the same work after arithmetic that takes about as long as the write, with no system call (a
- * factor near 1 there says the slowdown is the call's, not that of any work in between).
- * Also what the kernel says of its Meltdown mitigation, and whether page-table isolation was forced on its
- * command line (`pti=on`): with it, every system call switches page tables.
+ * Redis goes out through system calls (several commands to one at times), so where the work after one runs
+ * several times slower than in a loop without any, the JavaScript a lock cycle adds may cost more against a
+ * real Redis than against a client that answers at once: the ratios against Redis are read with this in mind.
+ * The "after" time is (write + work) − write, so it cannot tell the work's slowdown from the write's. The
+ * control: the same work after arithmetic that takes about as long as the write, with no system call; it
+ * stays in registers, so a factor near 1 there says time alone does not slow the work, not that other work
+ * touching memory would not. Also what the kernel says of its Meltdown mitigation, and whether page-table
+ * isolation was forced on its command line (`pti=on`): with it, every system call switches page tables.
  */
 export function benchMachine({ rounds = 9, count = 200_000 } = {}) {
   const fd = openSync('/dev/null', 'w');
@@ -102,7 +104,7 @@ export function benchMachine({ rounds = 9, count = 200_000 } = {}) {
   const f = result.afterSyscallFactor;
   const c = result.afterArithmeticFactor;
   log(
-    `machine  a write(2) to /dev/null ${result.writeToDevNullNs} ns; reading two lock commands ${result.readingTwoCommandsNs} ns in a loop, ${result.readingTwoCommandsAfterAWriteNs} ns right after a write: ` +
+    `machine  fs.writeSync of 64 bytes to /dev/null ${result.writeToDevNullNs} ns; reading two lock commands ${result.readingTwoCommandsNs} ns in a loop, ${result.readingTwoCommandsAfterAWriteNs} ns right after a write: ` +
       `×${f.median} (${f.min}–${f.max}); after ${result.arithmeticNs} ns of arithmetic instead: ×${c.median} (${c.min}–${c.max}); ${rounds} rounds; ` +
       `kernel: Meltdown "${result.meltdown ?? 'unknown'}"${result.ptiForcedOn ? ', pti=on on its command line' : ''}`,
   );
