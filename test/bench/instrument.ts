@@ -6,12 +6,11 @@ import { createClient } from 'redis';
 import { Mutex } from 'redis-semaphore';
 import Redlock from 'redlock';
 import { RELEASE } from '../../src/lock/scripts.js';
-import { lib } from './lib.js';
+import { commands, lib } from './lib.js';
 import { measure } from './lock-overhead.js';
 import { formatRate, log, median, round } from './stats.js';
 
 const { SqliteRecorder, instrument, instrumentationOf } = lib;
-const commands = (await import(new URL('../../dist/instrument/commands.js', import.meta.url).href)) as typeof import('../../src/instrument/commands.js');
 
 type Op = (worker: number) => Promise<unknown>;
 type NodeRedis = ReturnType<typeof createClient>;

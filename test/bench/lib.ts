@@ -6,3 +6,5 @@ import type * as Lib from '../../src/index.js';
 
 const url = new URL('../../dist/index.js', import.meta.url).href;
 export const lib = (await import(url)) as typeof Lib;
+/** The built command reader `instrument` uses, for the benchmarks that time it alone (machine.ts, the floor in instrument.ts). */
+export const commands = (await import(new URL('../../dist/instrument/commands.js', import.meta.url).href)) as typeof import('../../src/instrument/commands.js');

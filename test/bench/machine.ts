@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { RELEASE } from '../../src/lock/scripts.js';
-import { log, median, round } from './stats.js';
+import { commands } from './lib.js';
+import { log, median, round, spread } from './stats.js';
 
-const commands = (await import(new URL('../../dist/instrument/commands.js', import.meta.url).href)) as typeof import('../../src/instrument/commands.js');
 
 /** The control's result, kept so that its arithmetic is not optimized away. */
 export let kept = 0;
@@ -94,10 +94,10 @@ export function benchMachine({ rounds = 9, count = 200_000 } = {}) {
     readingTwoCommandsNs: round(median(alone), 0),
     readingTwoCommandsAfterAWriteNs: round(median(after), 0),
     /** How many times slower the same JavaScript runs right after a system call than in a loop without one: median, min, max. */
-    afterSyscallFactor: { median: round(median(factors), 2), min: round(Math.min(...factors), 2), max: round(Math.max(...factors), 2) },
+    afterSyscallFactor: spread(factors, 2),
     /** The control: the same after arithmetic of about the write's time (`arithmeticNs`), no system call. */
     arithmeticNs: round(median(control), 0),
-    afterArithmeticFactor: { median: round(median(controlFactors), 2), min: round(Math.min(...controlFactors), 2), max: round(Math.max(...controlFactors), 2) },
+    afterArithmeticFactor: spread(controlFactors, 2),
     meltdown: firstLine('/sys/devices/system/cpu/vulnerabilities/meltdown'),
     ptiForcedOn: cmdline === undefined ? undefined : /(^|\s)pti=on(\s|$)/.test(cmdline),
   };

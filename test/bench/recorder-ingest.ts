@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type LockSample } from '../../src/index.js';
 import { lib } from './lib.js';
 import { threadCpuNs } from './record-fold.js';
-import { formatRate, log, median, round } from './stats.js';
+import { formatRate, log, median, round, spread } from './stats.js';
 
 const { SqliteRecorder, analyze } = lib;
 const START = Date.UTC(2026, 0, 1);
@@ -38,11 +38,6 @@ function normals(random: () => number): () => number {
     spare = r * Math.sin(angle);
     return r * Math.cos(angle);
   };
-}
-
-/** Median, and the spread over repeats: min and max. */
-function spread(values: readonly number[], digits: number) {
-  return { median: round(median(values), digits), min: round(Math.min(...values), digits), max: round(Math.max(...values), digits) };
 }
 
 function fileBytes(path: string): number {

@@ -11,6 +11,11 @@ export function round(value: number, digits = 3): number {
   return Math.round(value * f) / f;
 }
 
+/** Median, and the spread over repeats: min and max, each rounded to `digits`. */
+export function spread(values: readonly number[], digits: number): { median: number; min: number; max: number } {
+  return { median: round(median(values), digits), min: round(Math.min(...values), digits), max: round(Math.max(...values), digits) };
+}
+
 export function formatRate(perSecond: number): string {
   return perSecond >= 1e6 ? `${round(perSecond / 1e6, 2)} M/s` : perSecond >= 1e3 ? `${round(perSecond / 1e3, 1)} k/s` : `${round(perSecond, 1)}/s`;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RELEASE } from '../../src/lock/scripts.js';
 import { measure } from './lock-overhead.js';
-import { formatRate, log, median, round } from './stats.js';
+import { formatRate, log, median, round, spread } from './stats.js';
 import { accuracyAt } from './watch-accuracy.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -196,9 +196,8 @@ export async function benchWatch(url: string, port: number) {
       ratios[mode].push(r[mode] / r.off);
     }
   }
-  const spread = (values: number[]) => ({ median: round(median(values), 1), min: round(Math.min(...values), 1), max: round(Math.max(...values), 1) });
-  const watcherCpu = Object.fromEntries(VARIANTS.map((v) => [v, spread(cpuUsPerLock[v])])) as Record<Variant, ReturnType<typeof spread>>;
-  const watcherGc = Object.fromEntries(VARIANTS.map((v) => [v, spread(gcPer1kLocks[v])])) as Record<Variant, ReturnType<typeof spread>>;
+  const watcherCpu = Object.fromEntries(VARIANTS.map((v) => [v, spread(cpuUsPerLock[v], 1)])) as Record<Variant, ReturnType<typeof spread>>;
+  const watcherGc = Object.fromEntries(VARIANTS.map((v) => [v, spread(gcPer1kLocks[v], 1)])) as Record<Variant, ReturnType<typeof spread>>;
   for (const v of VARIANTS) {
     const [c, g] = [watcherCpu[v], watcherGc[v]];
     log(
