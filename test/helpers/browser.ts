@@ -1,14 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 
 // Never a browser downloaded at test time: CHROMIUM_PATH when set (Debian's
 // /usr/bin/chromium, say), else the Chromium that ships inside the npm package
 // @sparticuz/chromium (a devDependency: `npm ci` brings it from the registry).
-// Its binary is unpacked to the temp folder on first use. It needs a few
+// Its binary is unpacked to the temp folder on first use (once for all test processes, see `unpacked`). It needs a few
 // system libraries (NSS, NSPR, expat); where they are missing, the package's
 // own copies (Amazon Linux 2023 builds) are unpacked and used for the browser alone.
 
@@ -20,17 +20,47 @@ export async function launchChromium(): Promise<Browser> {
   if (explicit) return chromium.launch({ executablePath: explicit, args: QUIET });
 
   const { default: packaged } = await import('@sparticuz/chromium');
-  const folder = unpackFolder();
-  let executablePath = await withEnv({ TMPDIR: folder }, () => packaged.executablePath());
-  let env: Record<string, string> | undefined;
-  if (missingLibraries(executablePath)) {
-    // Unpacked again as on AWS Lambda, where the package brings its own libraries too.
-    rmSync(executablePath, { force: true });
-    executablePath = await withEnv({ TMPDIR: folder, AWS_LAMBDA_JS_RUNTIME: 'nodejs20.x' }, () => packaged.executablePath());
-    env = { ...(process.env as Record<string, string>), LD_LIBRARY_PATH: join(folder, 'al2023', 'lib') };
-  }
+  const { executablePath, lambda, folder } = await unpacked(packaged);
+  // The package's own libraries, where the system's were missing (see `unpacked`).
+  const env = lambda ? { ...(process.env as Record<string, string>), LD_LIBRARY_PATH: join(folder, 'al2023', 'lib') } : undefined;
   const args = [...QUIET, '--font-render-hinting=none', '--headless=shell'];
   return chromium.launch({ executablePath, args, ...(env && { env }) });
+}
+
+type Packaged = { executablePath(): Promise<string> };
+
+/**
+ * The unpacked browser that every test process shares. Each process that finds none unpacks one into a
+ * folder of its own and renames that folder into place, in one step, with a note of what it unpacked:
+ * the package reuses any `chromium` file it finds, so two test files starting at once on a fresh machine
+ * had one start the binary while the other was still writing it (`spawn ETXTBSY`, every time).
+ * A process that loses the rename uses the winner's folder.
+ */
+async function unpacked(packaged: Packaged): Promise<{ executablePath: string; lambda: boolean; folder: string }> {
+  const root = unpackFolder();
+  const folder = join(root, 'ready');
+  const note = join(folder, 'unpacked.json');
+  if (!existsSync(note)) {
+    const staging = mkdtempSync(join(root, 'unpacking-'));
+    try {
+      let executable = await withEnv({ TMPDIR: staging }, () => packaged.executablePath());
+      let lambda = false;
+      if (missingLibraries(executable)) {
+        // Unpacked again as on AWS Lambda, where the package brings its own libraries too.
+        rmSync(executable, { force: true });
+        executable = await withEnv({ TMPDIR: staging, AWS_LAMBDA_JS_RUNTIME: 'nodejs20.x' }, () => packaged.executablePath());
+        lambda = true;
+      }
+      writeFileSync(join(staging, 'unpacked.json'), JSON.stringify({ executable: relative(staging, executable), lambda }));
+      renameSync(staging, folder);
+    } catch (error) {
+      if (!existsSync(note)) throw error; // not a lost race
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  const { executable, lambda } = JSON.parse(readFileSync(note, 'utf8')) as { executable: string; lambda: boolean };
+  return { executablePath: join(folder, executable), lambda, folder };
 }
 
 /**
