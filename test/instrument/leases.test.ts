@@ -184,6 +184,9 @@ describe('instrument() measures renewed locks', () => {
 
   it('a renewed lock never released is expired and censored once its TTL ran out, with no margin left', async () => {
     const { memory, redis } = setup('censored', 300);
+    // Connected first: an acquire sent while the client connects waits in its offline queue, stamped when queued, and
+    // the margin, a lower bound from that stamp, read −409 ms once beside two CPU-bound processes (the connect took ~550 ms).
+    await redis.ping();
     const key = `lease:gone:lock:${randomUUID()}`;
     expect(await redis.set(key, 'crashed', 'PX', 200, 'NX')).toBe('OK');
     await sleep(50);
