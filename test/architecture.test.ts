@@ -163,7 +163,8 @@ describe('architecture: the imports of src/', () => {
     for (const door of ['lock', 'instrument']) expect(uses(door, 'sample/outcome.ts'), door).toBe(true);
     for (const door of ['instrument', 'watch']) {
       expect(uses(door, 'sample/confirmed.ts'), door).toBe(true);
-      expect(uses(door, 'sample/pattern-cache.ts'), door).toBe(true);
+      // Patterns learned from the keys, through the one key → pattern cache.
+      expect(uses(door, 'sample/learned-patterns.ts'), door).toBe(true);
     }
     expect(uses('record', 'sample/pattern-cache.ts')).toBe(true);
     expect(uses('policy', 'sample/pattern-cache.ts')).toBe(true);

@@ -1,3 +1,4 @@
+import { OVERFLOW_PATTERN } from '../keys/pattern.js';
 import type { SourceBucket, SourceData, SourcePattern } from '../source/types.js';
 import { nearestRank } from '../store/histogram/buckets.js';
 import { assembleAnalysis, checkWindow, type Analysis, type AnalyzeOptions } from './analyze.js';
@@ -14,8 +15,24 @@ import { summarize, type PatternAnalysis } from './summarize.js';
 export function analyzeSource(data: SourceData, options: AnalyzeOptions = {}): Analysis {
   const policy = resolveRecommendationPolicy(options);
   checkWindow(options.sinceMs, options.untilMs);
-  const patterns = data.patterns.map((p) => analyzePattern(p, policy));
-  return assembleAnalysis({ patterns, unconfirmed: [], held: undefined, gaps: [], notes: [], unreadable: new Map(), sources: [data.source] }, policy, options);
+  // `{other}` is no critical section: counted apart, never advised on.
+  const other = data.patterns.find((p) => p.pattern === OVERFLOW_PATTERN);
+  const unattributed = other && summarize(other.pattern, other.rows, policy);
+  const patterns = data.patterns.filter((p) => p !== other).map((p) => analyzePattern(p, policy));
+  return assembleAnalysis(
+    {
+      patterns,
+      unconfirmed: [],
+      ...(unattributed ? { unattributed: { count: unattributed.count, firstMs: unattributed.firstMs, lastMs: unattributed.lastMs } } : {}),
+      held: undefined,
+      gaps: [],
+      notes: [],
+      unreadable: new Map(),
+      sources: [data.source],
+    },
+    policy,
+    options,
+  );
 }
 
 function analyzePattern(source: SourcePattern, policy: RecommendationPolicy): PatternAnalysis {

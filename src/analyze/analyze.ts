@@ -2,7 +2,8 @@ import { ConfigError } from '../errors.js';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { DAY_MS } from '../units.js';
 import { markIncompleteHours } from './gaps.js';
-import type { AnalysisWarning, HeldData, ObservedGap, UnconfirmedPattern } from './hints.js';
+import { OVERFLOW_PATTERN } from '../keys/pattern.js';
+import type { AnalysisWarning, HeldData, ObservedGap, UnattributedSamples, UnconfirmedPattern } from './hints.js';
 import { RollupReader } from './read-rollups.js';
 import { resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
 import { summarize, type PatternAnalysis } from './summarize.js';
@@ -37,6 +38,11 @@ export interface Analysis {
    * apart, first, and never mixed into `patterns`. Most expirations first.
    */
   unconfirmed: UnconfirmedPattern[];
+  /**
+   * Samples under `{other}` (past the pattern budget, or keys the learner could not place): no
+   * critical section, so no advice; reports show their count and what to do.
+   */
+  unattributed?: UnattributedSamples;
   /** Notes on the inputs and the window, as data: `report/` words them. */
   warnings: AnalysisWarning[];
   /**
@@ -67,6 +73,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
   const unreadable = new Map<string, number>();
   let held: Analysis['held'];
   let gaps: ObservedGap[] = [];
+  let unattributed: UnattributedSamples | undefined;
   try {
     for (const name of reader.patternNames()) {
       const rows = reader.rowsOf(name);
@@ -74,6 +81,13 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
       const summary = summarize(name, rows, policy, () => reader.expiredHolds(name));
       if (summary.unreadableRows > 0) unreadable.set(name, summary.unreadableRows);
       if (summary.unreadableRows >= rows.length) continue;
+      // `{other}` is no critical section: counted apart, never advised on.
+      if (name === OVERFLOW_PATTERN) {
+        unattributed = { count: summary.count, firstMs: summary.firstMs, lastMs: summary.lastMs };
+        continue;
+      }
+      const learned = reader.learnedOf(name);
+      if (learned && (learned.names > 1 || learned.positions.length > 0)) summary.learned = learned;
       // Never released in the window: not a confirmed lock, reported apart; one release and its expirations join it.
       if (summary.unconfirmed > 0 && summary.unconfirmed === summary.count) {
         unconfirmed.push({ pattern: name, expired: summary.outcomes.expired, ttl: summary.ttl, firstMs: summary.firstMs, lastMs: summary.lastMs });
@@ -87,13 +101,14 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
     reader.close();
   }
 
-  return assembleAnalysis({ patterns, unconfirmed, held, gaps, notes: reader.notes, unreadable, sources: dbPaths.map(displayPath) }, policy, options);
+  return assembleAnalysis({ patterns, unconfirmed, unattributed, held, gaps, notes: reader.notes, unreadable, sources: dbPaths.map(displayPath) }, policy, options);
 }
 
 /** What a source's patterns came to, before the analysis is put together. */
 export interface AnalysisParts {
   patterns: PatternAnalysis[];
   unconfirmed: UnconfirmedPattern[];
+  unattributed?: UnattributedSamples | undefined;
   held: HeldData | undefined;
   gaps: ObservedGap[];
   notes: readonly AnalysisWarning[];
@@ -103,7 +118,7 @@ export interface AnalysisParts {
 
 /** The analysis of a source's summaries: sorted worst first, with its window and warnings (any source: databases, Prometheus). */
 export function assembleAnalysis(parts: AnalysisParts, policy: RecommendationPolicy, options: AnalyzeOptions): Analysis {
-  const { patterns, unconfirmed, held, gaps, unreadable } = parts;
+  const { patterns, unconfirmed, unattributed, held, gaps, unreadable } = parts;
   const { sinceMs, untilMs } = options;
   patterns.sort(
     (a, b) => compareVerdicts(a.verdict, b.verdict) || b.count - a.count || a.pattern.localeCompare(b.pattern),
@@ -132,6 +147,7 @@ export function assembleAnalysis(parts: AnalysisParts, policy: RecommendationPol
     ...(held ? { held } : {}),
     patterns,
     unconfirmed: unconfirmed.sort((a, b) => b.expired - a.expired || a.pattern.localeCompare(b.pattern)),
+    ...(unattributed ? { unattributed } : {}),
     warnings,
     gaps,
   };

@@ -55,6 +55,17 @@ export interface UnconfirmedPattern {
   lastMs: number;
 }
 
+/**
+ * Samples filed under `{other}`: past a recorder's pattern budget (`maxPatterns`), or in keys the
+ * pattern learner had no room to place. They belong to no one critical section, so they get no
+ * verdict, no recommendation and no policy entry: only their count, shown apart.
+ */
+export interface UnattributedSamples {
+  count: number;
+  firstMs: number;
+  lastMs: number;
+}
+
 /** A stretch of time a producer could not see every lock (`watch` lost its notifications), as stored. */
 export interface ObservedGap {
   instance: string;

@@ -1,10 +1,12 @@
 import { globMatcher } from '../keys/glob.js';
+import { learnNames, type LearnedPattern } from '../keys/learned-names.js';
 import type { Db } from '../store/db.js';
 import { BUCKET_MS } from '../store/format.js';
 import { rollupValuesSql, type RollupValues } from '../store/rollup.js';
 import type { Statement } from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { soleInstanceOf } from '../store/fleet-rollups.js';
+import { readAliases } from '../store/pattern-aliases.js';
 import { openForReading, schemaVersionOf } from '../store/schema.js';
 import { readGaps } from './gaps.js';
 import type { AnalysisWarning, GapWithPatterns, HeldData } from './hints.js';
@@ -29,7 +31,12 @@ export class RollupReader {
   /** What the inputs made the reader do (a file read once, instances counted once), for the analysis' warnings. */
   readonly notes: AnalysisWarning[] = [];
   private readonly dbs: Db[] = [];
-  private readonly sources: { ids: Map<string, number>; rows: Statement<[number, number, number]> }[] = [];
+  /** Per database: the pattern ids recorded under each pattern as read (see `learnNames`). */
+  private readonly sources: { ids: Map<string, number[]>; rows: Statement<[number, number, number]> }[] = [];
+  /** How each pattern as read was learned (names merged, positions learned). */
+  private learned = new Map<string, LearnedPattern>();
+  /** Each recorded pattern name → the pattern it is read as. */
+  private nameOf = new Map<string, string>();
   private readonly fromBucket: number;
   private readonly toBucket: number;
   private readonly matchers: ((text: string) => boolean)[];
@@ -54,8 +61,22 @@ export class RollupReader {
         this.dbs.push(db);
       }
       const owned = this.instancesOwned([...files.values()]);
+      const recorded = this.dbs.map((db) => db.prepare('SELECT id, pattern FROM patterns').all() as { id: number; pattern: string }[]);
+      // Read as one learner would name them: each file's renames followed, and learned from all the names.
+      const { nameOf, learned } = learnNames(
+        recorded.flatMap((rows) => rows.map((r) => r.pattern)),
+        this.dbs.flatMap(readAliases),
+      );
+      this.learned = learned;
+      this.nameOf = nameOf;
       this.dbs.forEach((db, i) => {
-        const ids = new Map((db.prepare('SELECT id, pattern FROM patterns').all() as { id: number; pattern: string }[]).map((r) => [r.pattern, r.id]));
+        const ids = new Map<string, number[]>();
+        for (const { id, pattern } of recorded[i]!) {
+          const name = nameOf.get(pattern)!;
+          const list = ids.get(name);
+          if (list) list.push(id);
+          else ids.set(name, [id]);
+        }
         const values = rollupValuesSql('', schemaVersionOf(db));
         const range = 'pattern_id = ? AND bucket_start_ms >= ? AND bucket_start_ms < ?';
         // Since schema 4, one row per (pattern, hour) summed over instances: a fleet reads as fast as one process
@@ -102,15 +123,23 @@ export class RollupReader {
       .sort();
   }
 
-  /** A pattern's rows in the window, from every database, in time order. */
+  /** How a pattern as read was learned: the recorded names merged into it, the positions learned. */
+  learnedOf(pattern: string): LearnedPattern | undefined {
+    return this.learned.get(pattern);
+  }
+
+  /** A pattern's rows in the window, from every database and every name it was recorded under, in time order. */
   rowsOf(pattern: string): HourRow[] {
     const rows: HourRow[] = [];
+    let parts = 0;
     for (const source of this.sources) {
-      const id = source.ids.get(pattern);
-      if (id !== undefined) rows.push(...(source.rows.all(id, this.fromBucket, this.toBucket) as HourRow[]));
+      for (const id of source.ids.get(pattern) ?? []) {
+        rows.push(...(source.rows.all(id, this.fromBucket, this.toBucket) as HourRow[]));
+        parts++;
+      }
     }
-    // Each database's rows come in time order; several databases need one merge.
-    if (this.sources.length > 1) rows.sort((a, b) => a[0] - b[0]);
+    // Each name's rows come in time order; several need one merge (rows of one hour are summed by the summary).
+    if (parts > 1) rows.sort((a, b) => a[0] - b[0]);
     return rows;
   }
 
@@ -121,26 +150,32 @@ export class RollupReader {
    */
   expiredHolds(pattern: string, limit = 10_000): number[] {
     const holds: number[] = [];
-    for (const db of this.dbs) {
+    this.dbs.forEach((db, i) => {
+      if (holds.length >= limit) return;
       // Holds whose end was seen: a censored one (schema 8 on) is counted by the rollups, its length unknown.
       const version = schemaVersionOf(db);
       const lost = `${version >= 5 ? 'AND r.lost = 0' : ''} ${version >= 8 ? 'AND r.censored = 0' : ''}`;
-      const rows = db
+      const statement = db
         .prepare(
-          `SELECT r.hold_us FROM raw_samples r JOIN series s ON s.id = r.series_id JOIN patterns p ON p.id = s.pattern_id
-            WHERE p.pattern = ? AND (r.flags & 3) = 1 ${lost} AND r.hold_us IS NOT NULL AND r.ts_ms >= ? AND r.ts_ms < ? LIMIT ?`,
+          `SELECT r.hold_us FROM raw_samples r JOIN series s ON s.id = r.series_id
+            WHERE s.pattern_id = ? AND (r.flags & 3) = 1 ${lost} AND r.hold_us IS NOT NULL AND r.ts_ms >= ? AND r.ts_ms < ? LIMIT ?`,
         )
-        .raw(true)
-        .all(pattern, this.fromBucket, this.toBucket, limit - holds.length) as [number][];
-      for (const [us] of rows) holds.push(us / 1000);
-      if (holds.length >= limit) break;
-    }
+        .raw(true);
+      for (const id of this.sources[i]!.ids.get(pattern) ?? []) {
+        const rows = statement.all(id, this.fromBucket, this.toBucket, limit - holds.length) as [number][];
+        for (const [us] of rows) holds.push(us / 1000);
+        if (holds.length >= limit) return;
+      }
+    });
     return holds;
   }
 
   /** The gaps in what producers saw (`watch`'s lost notifications) that touch the window, from every database. */
   gaps(): GapWithPatterns[] {
-    return this.dbs.flatMap((db) => readGaps(db, this.fromBucket, this.toBucket)).sort((a, b) => a.fromMs - b.fromMs);
+    return this.dbs
+      .flatMap((db) => readGaps(db, this.fromBucket, this.toBucket))
+      .map((gap) => ({ ...gap, patterns: new Set([...gap.patterns].map((name) => this.nameOf.get(name) ?? name)) }))
+      .sort((a, b) => a.fromMs - b.fromMs);
   }
 
   /** What the databases hold in all, whatever the window and patterns asked for. */

@@ -1,3 +1,4 @@
+import type { LearnedPattern } from '../keys/learned-names.js';
 import type { Outcome } from '../sample/sample.js';
 import type { DecodeTarget } from '../store/histogram/codec.js';
 import { DenseHistogram } from '../store/histogram/histogram.js';
@@ -33,6 +34,8 @@ export interface DistributionBin {
 /** Everything the report says about one key pattern. */
 export interface PatternAnalysis {
   pattern: string;
+  /** How the pattern was learned from the keys, when it was (names merged, positions learned; see `learnNames`). */
+  learned?: LearnedPattern;
   /** Acquisition attempts of every outcome. */
   count: number;
   /** Acquisitions that won the lock and have a hold time. */

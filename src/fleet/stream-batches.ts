@@ -35,7 +35,7 @@ export class StreamBatcher {
 
   entries(sealed: readonly DeltaBatch[], counters?: DeltaBatch['counters'], own?: string): SealedBatch[] {
     const entries: SealedBatch[] = [];
-    for (const { instance, rollups, raw, gaps } of sealed) {
+    for (const { instance, rollups, raw, gaps, aliases } of sealed) {
       const samples = rollups.reduce((sum, r) => sum + r.values[0], 0);
       const chunks: DeltaBatch['raw'][] = [[]];
       let bytes = 0;
@@ -52,6 +52,7 @@ export class StreamBatcher {
         const batch: StreamBatch = { instance, epoch: this.epoch, seq: ++this.seq, rollups: i === 0 ? rollups : [], raw: chunk };
         if (counters && instance === own && i === 0) batch.counters = counters;
         if (gaps && i === 0) batch.gaps = gaps;
+        if (aliases && i === 0) batch.aliases = aliases;
         entries.push({ batch, samples: i === 0 ? samples : 0 });
       });
     }
@@ -61,7 +62,8 @@ export class StreamBatcher {
 
 /** True when the entry carries statistics (rollups or the sink's counters), not raw rows alone. */
 export function carriesStatistics(entry: SealedBatch): boolean {
-  return entry.batch.rollups.length > 0 || entry.batch.counters !== undefined || (entry.batch.gaps?.length ?? 0) > 0;
+  const { rollups, counters, gaps, aliases } = entry.batch;
+  return rollups.length > 0 || counters !== undefined || (gaps?.length ?? 0) > 0 || (aliases?.length ?? 0) > 0;
 }
 
 /** The entry's XADD fields, encoded on first use; throws when the batch cannot be encoded. */

@@ -40,6 +40,7 @@ export function encodeStreamBatch(batch: StreamBatch): string[] {
     s: batch.raw.map((row) => (row[9] === 1 ? row : row.slice(0, 9))),
     ...(batch.counters ? { c: [batch.counters.recorded, batch.counters.dropped, batch.counters.rawDropped] } : {}),
     ...(batch.gaps?.length ? { g: batch.gaps } : {}),
+    ...(batch.aliases?.length ? { a: batch.aliases } : {}),
   });
   const version = batch.rollups.some((r) => hasLeasePart(r.values[10])) ? STREAM_ENTRY_VERSION : '1';
   return ['v', version, 'instance', batch.instance, 'epoch', batch.epoch, 'seq', String(batch.seq), 'data', data];
@@ -54,7 +55,7 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
   const epoch = map.get('epoch');
   const seq = Number(map.get('seq'));
   if (!instance || !epoch || !Number.isSafeInteger(seq)) throw new TypeError('stream entry without instance, epoch or seq');
-  const data = JSON.parse(map.get('data') ?? 'null') as { r?: unknown[]; s?: unknown[]; c?: unknown; g?: unknown } | null;
+  const data = JSON.parse(map.get('data') ?? 'null') as { r?: unknown[]; s?: unknown[]; c?: unknown; g?: unknown; a?: unknown } | null;
   if (!data || !Array.isArray(data.r) || !Array.isArray(data.s)) throw new TypeError('stream entry without rollups');
   const rollups = data.r.map((row) => {
     // Entries from sinks older than the extension counts end at `hists`: they had none.
@@ -103,7 +104,16 @@ export function decodeStreamBatch(fields: readonly string[]): StreamBatch {
       return [row[0], num(row[1]), num(row[2]), row[3], num(row[4])] as NonNullable<StreamBatch['gaps']>[number];
     });
   }
-  return { instance, epoch, seq, rollups, raw, ...(counters ? { counters } : {}), ...(gaps ? { gaps } : {}) };
+  // Renames of learned patterns came with sinks of 2026-12 (schema 11); older entries have none.
+  let aliases: StreamBatch['aliases'];
+  if (data.a !== undefined) {
+    if (!Array.isArray(data.a)) throw new TypeError('malformed pattern aliases in stream entry');
+    aliases = data.a.map((row) => {
+      if (!Array.isArray(row) || row.length !== 3 || typeof row[0] !== 'string' || typeof row[1] !== 'string') throw new TypeError('malformed pattern alias in stream entry');
+      return [row[0], row[1], num(row[2])] as NonNullable<StreamBatch['aliases']>[number];
+    });
+  }
+  return { instance, epoch, seq, rollups, raw, ...(counters ? { counters } : {}), ...(gaps ? { gaps } : {}), ...(aliases ? { aliases } : {}) };
 }
 
 function num(value: unknown): number {

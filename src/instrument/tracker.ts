@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { CompiledTemplate } from '../keys/pattern.js';
 import { ConfirmedPatterns } from '../sample/confirmed.js';
 import { releaseOutcome } from '../sample/outcome.js';
-import { patternCache, type PatternCache } from '../sample/pattern-cache.js';
+import { LearnedPatterns } from '../sample/learned-patterns.js';
 import type { LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
 import type { InstrumentStats } from './stats.js';
 import { ByKey } from './by-key.js';
@@ -49,7 +49,7 @@ export class LockTracker {
   private lastServer = -1;
   /** When recently released locks ended, by key and token: only kept with several servers. */
   private readonly ended = new Map<string, number>();
-  private readonly patterns: PatternCache<string>;
+  private readonly patterns: LearnedPatterns;
   /** Acquires sent and not yet answered: at close(), an attempt whose outcome will never be followed. */
   private readonly inFlight = new InFlight();
   private timer: NodeJS.Timeout | undefined;
@@ -63,7 +63,7 @@ export class LockTracker {
   };
 
   constructor(private readonly options: TrackerOptions) {
-    this.patterns = patternCache(options.templates);
+    this.patterns = new LearnedPatterns(options.templates, (aliases) => this.confirmed.rename(aliases));
   }
 
   stats(): InstrumentStats {

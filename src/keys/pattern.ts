@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { truncate } from '../text.js';
+import { maskTokens } from './segments.js';
 
 /**
  * Turns concrete lock keys into the key pattern they belong to, so that
@@ -14,17 +15,17 @@ import { truncate } from '../text.js';
  *   while one trailing digit is kept as a name (`v2`, `shard1`);
  * - a long token mixing letters and at least two digits (`a8f3k29x`, `AB12CD34`) becomes `{id}`.
  *
- * Patterns are capped at {@link MAX_PATTERN_LENGTH} characters so a hostile key cannot
- * produce an unbounded pattern.
+ * Braces in the key (a Redis Cluster hash tag) are doubled (`{{tag}}`), so that they never read as a
+ * placeholder. Patterns are capped at {@link MAX_PATTERN_LENGTH} characters so a hostile key cannot
+ * produce an unbounded pattern. Recorders learn patterns from the keys (`miner.ts`); this is the
+ * stateless guess, for one key alone.
  *
  * @example
  * patternOf('order:lock:product:123')  // 'order:lock:product:{id}'
  * patternOf('cart/7f1c0e2a-5b7e-4c1e-9d55-0c6b1f5e2a11') // 'cart/{uuid}'
  */
 export function patternOf(key: string): string {
-  let pattern = key.replace(UUID, '{uuid}');
-  pattern = pattern.replace(TOKEN, normalizeToken);
-  return truncate(pattern, MAX_PATTERN_LENGTH);
+  return truncate(maskTokens(key), MAX_PATTERN_LENGTH);
 }
 
 /** Longest pattern kept, in code points; longer ones are cut and end in `…`. */
@@ -32,27 +33,6 @@ export const MAX_PATTERN_LENGTH = 200;
 
 /** The pattern that collects keys once a recorder's `maxPatterns` is reached. */
 export const OVERFLOW_PATTERN = '{other}';
-
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
-// Letters and digits of any script; everything else (":", "-", "_", "/", "{", spaces…) separates tokens.
-const TOKEN = /[\p{L}\p{N}]+/gu;
-const DIGITS = /^\p{Nd}+$/u;
-const LONG_HEX = /^(?=.*\d)[0-9a-f]{16,}$/i;
-const WORD_THEN_NUMBER = /^(\p{L}+)\p{Nd}{2,}$/u;
-const DIGIT = /\p{Nd}/gu;
-
-function normalizeToken(token: string): string {
-  if (token === 'uuid') return token;
-  if (DIGITS.test(token)) return '{id}';
-  if (LONG_HEX.test(token)) return '{hex}';
-  const word = WORD_THEN_NUMBER.exec(token);
-  if (word) return `${word[1]}{id}`;
-  if (token.length >= 6) {
-    const digits = token.match(DIGIT)?.length ?? 0;
-    if (digits >= 2) return '{id}';
-  }
-  return token;
-}
 
 /**
  * A user-written template such as `order:lock:product:{productId}`: literal text
@@ -85,13 +65,45 @@ export function compileTemplates(templates: readonly string[]): CompiledTemplate
       throw new ConfigError(`Expected each pattern template to be a non-empty string, got \`${String(template)}\``);
     }
     // Literal text between the placeholders: n placeholders, n + 1 literals (possibly empty).
-    const literals = template.split(/\{[^{}]+\}/);
+    const { literals } = parseTemplate(template);
     if (literals.length < 2) {
       throw new ConfigError(`Expected pattern template \`${template}\` to contain a {placeholder}`);
     }
     const sameForEveryId = literals.every((literal, i) => !/\d/.test(literal) && (literal !== '' || i === 0 || i === literals.length - 1));
     return { template, sameForEveryId, matches: (key: string) => matchesTemplate(literals, key) };
   });
+}
+
+/**
+ * A template's literal text and placeholders: `{name}` is a placeholder, `{{` and `}}` are literal
+ * braces (a hash tag: `bull:{{render}}:{id}:lock` matches `bull:{render}:42:lock`).
+ */
+export function parseTemplate(template: string): { literals: string[]; placeholders: string[] } {
+  const literals: string[] = [];
+  const placeholders: string[] = [];
+  let literal = '';
+  for (let i = 0; i < template.length; ) {
+    if (template.startsWith('{{', i) || template.startsWith('}}', i)) {
+      literal += template[i];
+      i += 2;
+      continue;
+    }
+    if (template[i] === '{') {
+      const close = template.indexOf('}', i + 1);
+      const name = close > i + 1 ? template.slice(i + 1, close) : '';
+      if (name !== '' && !name.includes('{')) {
+        literals.push(literal);
+        placeholders.push(`{${name}}`);
+        literal = '';
+        i = close + 1;
+        continue;
+      }
+    }
+    literal += template[i];
+    i++;
+  }
+  literals.push(literal);
+  return { literals, placeholders };
 }
 
 /**
@@ -122,4 +134,10 @@ export function resolvePattern(key: string, templates: readonly CompiledTemplate
   if (explicit !== undefined && explicit !== '') return explicit;
   for (const t of templates) if (t.matches(key)) return t.template;
   return patternOf(key);
+}
+
+
+/** Literal braces as a pattern writes them: doubled (`{render}` → `{{render}}`), so that none reads as a placeholder. */
+export function escapeBraces(text: string): string {
+  return text.replace(/[{}]/g, (c) => c + c);
 }

@@ -11,8 +11,11 @@ import type { SampleRecorder } from '../sample/sample.js';
  * and the pattern to record under. A `TtlPolicy` (see `loadTtlPolicy`) is one.
  */
 export interface TtlSource {
-  /** The TTL, the pattern, and for a lease when to renew it and the hold cap (taken where the lock's options leave them). */
-  match(key: string): { ttlMs: number; pattern: string; renewEveryMs?: number | undefined; maxHoldMs?: number | undefined };
+  /**
+   * The TTL, the pattern, and for a lease when to renew it and the hold cap (taken where the lock's options leave them).
+   * `matched: false` (an entry's default TTL): the pattern is a guess, and the recorder learns the key's own.
+   */
+  match(key: string): { ttlMs: number; pattern: string; matched?: boolean; renewEveryMs?: number | undefined; maxHoldMs?: number | undefined };
 }
 
 /** How often and how patiently to retry a lock that another holder has. */
@@ -239,7 +242,8 @@ function resolveFresh(options: LockOptions, key: string): ResolvedLockOptions {
     if (typeof options.policy?.match !== 'function') throw expected('policy', 'a TtlPolicy (see loadTtlPolicy)', options.policy);
     const match = options.policy.match(key);
     ttlMs = match.ttlMs;
-    pattern ??= match.pattern;
+    // An entry's pattern names the samples; without one, the recorder learns the key's pattern (and renames it as it learns).
+    if (match.matched !== false) pattern ??= match.pattern;
     // A lease entry renews the lock and caps the hold, unless the call says otherwise.
     autoExtend ??= match.renewEveryMs;
     maxHoldMs ??= match.maxHoldMs;

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import { ConfigError } from '../errors.js';
-import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, compileTemplates, resolvePattern } from '../keys/pattern.js';
+import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, compileTemplates } from '../keys/pattern.js';
 import { isTrustedSample, refusalOf } from '../sample/check-sample.js';
-import { PatternCache } from '../sample/pattern-cache.js';
+import { LearnedPatterns } from '../sample/learned-patterns.js';
 import { OUTCOMES, type LockSample, type Outcome, type SampleRecorder } from '../sample/sample.js';
 import { WarnOnce, type Warning } from '../sample/warn-once.js';
 import { truncate } from '../text.js';
@@ -71,7 +71,7 @@ export class OtelRecorder implements SampleRecorder {
   private readonly outcomes: OtelCounter;
   private readonly ttl: OtelObservableGauge;
   private readonly observeTtl = (result: OtelObservableResult) => this.observeTtls(result);
-  private readonly patternOf: PatternCache<string>;
+  private readonly patternOf: LearnedPatterns;
   private readonly series = new Map<string, Series[]>();
   private readonly source: MetricSource;
   private readonly sourceIndex: number;
@@ -89,7 +89,10 @@ export class OtelRecorder implements SampleRecorder {
     this.sourceIndex = SOURCES.indexOf(this.source);
     if (this.sourceIndex < 0) throw new ConfigError(`Expected \`source\` to be one of ${SOURCES.join(', ')}, got \`${String(options.source)}\``);
     const templates = compileTemplates(options.patterns ?? []);
-    this.patternOf = new PatternCache(templates, (key) => resolvePattern(key, templates));
+    // A position learned renames nothing already exported: a series' name never changes under a dashboard. A lock keyed by
+    // names shows under its first names (at most `literalValues` of the miner) until its position is learned, then under
+    // its pattern; a Prometheus source reads them back as one (see `learnNames`).
+    this.patternOf = new LearnedPatterns(templates);
     this.warnings = new WarnOnce<OtelWarningKind>(undefined, options.onWarning);
     const advice = { explicitBucketBoundaries: [...DURATION_BUCKETS_S] };
     this.hold = meter.createHistogram(METRIC_NAMES.hold, { unit: 's', description: 'How long a lock was held, from won to released (or seen gone).', advice });

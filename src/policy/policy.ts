@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { PolicyFileError } from '../errors.js';
 import { MAX_TTL_MS } from '../units.js';
 import { duplicateKey } from './json-keys.js';
-import { compileTemplates, patternOf, type CompiledTemplate } from '../keys/pattern.js';
+import { KeyPatternMiner } from '../keys/miner.js';
+import { compileTemplates, parseTemplate, type CompiledTemplate } from '../keys/pattern.js';
 import type { TtlSource } from '../lock/options.js';
-import { PatternCache } from '../sample/pattern-cache.js';
+import { KEY_CACHE_LIMIT, PatternCache } from '../sample/pattern-cache.js';
 
 /** One entry of a TTL policy file. */
 export interface PolicyEntry {
@@ -69,6 +70,8 @@ export class TtlPolicy implements TtlSource {
   private readonly templates: CompiledTemplate[];
   /** Key → entry, by the one key → pattern cache: a lock's `ttlFor` derives nothing for a key seen (or an id prefix seen). */
   private readonly cache: PatternCache<PolicyMatch>;
+  /** Learns the keys' patterns as a recorder does, so that an entry `apply` wrote for a learned pattern (`lock:user:{id}`) covers its keys. */
+  private readonly miner = new KeyPatternMiner();
 
   constructor(
     readonly document: PolicyDocument,
@@ -76,7 +79,7 @@ export class TtlPolicy implements TtlSource {
   ) {
     this.defaultTtlMs = document.defaultTtlMs ?? DEFAULT_POLICY_TTL_MS;
     this.templates = compileTemplates(Object.keys(document.locks).filter(isTemplate));
-    this.cache = new PatternCache(this.templates, (key) => this.resolve(key));
+    this.cache = new PatternCache(this.templates, (key) => this.resolve(key), KEY_CACHE_LIMIT, this.miner);
   }
 
   /** The TTL for a lock key (ms). */
@@ -100,7 +103,7 @@ export class TtlPolicy implements TtlSource {
   }
 
   private resolve(key: string): PolicyMatch {
-    const heuristic = patternOf(key);
+    const heuristic = this.miner.patternOf(key);
     const found = this.entryForPattern(heuristic) ?? this.templateFor(key);
     return found
       ? { ttlMs: found.entry.ttlMs, pattern: found.pattern, matched: true, ...leaseOf(found.entry) }
@@ -129,7 +132,7 @@ const PATTERN_PLACEHOLDERS = new Set(['{id}', '{uuid}', '{hex}']);
  * it is: `job:lock:{id}` covers `job:lock:42`, never `job:lock:global`.
  */
 function isTemplate(entry: string): boolean {
-  const placeholders = entry.match(/\{[^{}]+\}/g) ?? [];
+  const { placeholders } = parseTemplate(entry);
   return placeholders.some((p) => !PATTERN_PLACEHOLDERS.has(p));
 }
 

@@ -1,15 +1,16 @@
-import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, compileTemplates, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
+import { OVERFLOW_PATTERN, compileTemplates, type CompiledTemplate } from '../keys/pattern.js';
 import { BUCKET_MS } from '../store/format.js';
 import type { DeltaBatch, GapRow, RawRow } from '../store/input.js';
 import { truncate } from '../text.js';
 import { SAMPLE_LIMITS, isTrustedSample, isValidGap, outcomeCodeOf, refusalOf } from '../sample/check-sample.js';
-import { PatternCache } from '../sample/pattern-cache.js';
+import { KEY_CACHE_LIMIT, PatternCache } from '../sample/pattern-cache.js';
 import type { LockSample, ObservationGap, RenewalTimings } from '../sample/sample.js';
 import type { WarnOnce } from '../sample/warn-once.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
 import { DeferredInserts } from './deferred-inserts.js';
 import { SAMPLE_SLOTS, putNumbers } from './sample-numbers.js';
 import { LeaseFold, PatternHour, Series } from './pattern-hour.js';
+import { PatternNames } from './pattern-names.js';
 import { markWritten, type RawBudget } from './raw-budget.js';
 
 export interface AggregatorOptions {
@@ -63,7 +64,6 @@ export class Aggregator {
   private readonly byKey: PatternCache<Series>;
   private readonly byPattern = new Map<string, Series>();
   private readonly byInstance = new Map<string, Map<string, Series>>();
-  private readonly patterns = new Map<string, Set<string>>();
   private readonly hours = new Set<PatternHour>();
   /** Hold and wait inserts, done together (see `DeferredInserts`); {@link seal} does what is left. */
   private readonly inserts = new DeferredInserts();
@@ -71,13 +71,16 @@ export class Aggregator {
   private pendingRaw: RawRow[] = [];
   private pendingGaps: { instance: string; row: GapRow }[] = [];
   private pendingRawInstance: string[] = [];
+  /** Patterns of keys (templates, else learned), the renames learning makes, the pattern budget. */
+  private readonly names: PatternNames;
   /** Where {@link fold} puts a sample's numbers for {@link foldAt}. */
   private readonly scratch = new Float64Array(SAMPLE_SLOTS);
 
   constructor(private readonly options: AggregatorOptions) {
     // Each pattern's current hour, the one before, and room for stragglers.
     this.maxHours = options.maxPatterns * 3 + 64;
-    this.byKey = new PatternCache(options.templates, (key) => this.seriesFor(options.instance, resolvePattern(key, options.templates), this.byPattern));
+    this.names = new PatternNames(options.templates, options.maxPatterns);
+    this.byKey = new PatternCache(options.templates, (key) => this.seriesFor(options.instance, this.names.of(key), this.byPattern), KEY_CACHE_LIMIT, this.names.miner);
   }
 
   /**
@@ -232,6 +235,8 @@ export class Aggregator {
     this.pendingRawInstance = [];
     for (const { instance, row } of this.pendingGaps) (batchOf(instance).gaps ??= []).push(row);
     this.pendingGaps = [];
+    const aliases = this.names.takeAliases();
+    if (aliases) batchOf(this.options.instance).aliases = aliases;
     const samples = this.unsealed;
     this.unsealed = 0;
     return { batches: [...byInstance.values()], samples };
@@ -295,7 +300,7 @@ export class Aggregator {
     const name = own ? this.options.instance : truncate(instance, SAMPLE_LIMITS.maxInstanceLength);
     let map = own ? this.byPattern : this.byInstance.get(name);
     if (!map) this.byInstance.set(name, (map = new Map()));
-    const pattern = explicit === undefined || explicit === null || explicit === '' ? resolvePattern(key, this.options.templates) : explicit;
+    const pattern = explicit === undefined || explicit === null || explicit === '' ? this.names.of(key) : explicit;
     const series = map.get(pattern) ?? this.seriesFor(name, pattern, map);
     if (series.overflow && pattern !== OVERFLOW_PATTERN) this.patternOverflow++;
     return series;
@@ -313,13 +318,8 @@ export class Aggregator {
   private seriesFor(instance: string, rawPattern: string, map: Map<string, Series>): Series {
     const existing = map.get(rawPattern);
     if (existing) return existing;
-    // An explicit pattern is capped like a derived one: a 1 MB pattern made a 4.4 MB report.
-    let pattern = truncate(rawPattern, MAX_PATTERN_LENGTH);
-    let names = this.patterns.get(instance);
-    if (!names) this.patterns.set(instance, (names = new Set()));
-    // Past the cap, `{other}`'s (the caller counts the sample as overflowed).
-    if (!names.has(pattern) && names.size >= this.options.maxPatterns) pattern = OVERFLOW_PATTERN;
-    names.add(pattern);
+    // Past the budget, `{other}`'s (the caller counts the sample as overflowed).
+    const pattern = this.names.admit(instance, rawPattern);
     let series = map.get(pattern);
     if (!series) map.set(pattern, (series = new Series(instance, pattern)));
     map.set(rawPattern, series);

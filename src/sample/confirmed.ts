@@ -24,6 +24,11 @@ export class ConfirmedPatterns {
     return true;
   }
 
+  /** Patterns renamed as their position was learned: a confirmed provisional pattern confirms its learned one. */
+  rename(aliases: readonly { from: string; to: string }[]): void {
+    for (const { from, to } of aliases) if (this.patterns.has(from)) this.confirm(to);
+  }
+
   get size(): number {
     return this.patterns.size;
   }

@@ -1,5 +1,5 @@
 import { idPrefixAt, idStartOf, representativeOf } from '../keys/id-prefix.js';
-import { MAX_TEMPLATE_KEY_LENGTH, resolvePattern, type CompiledTemplate } from '../keys/pattern.js';
+import { MAX_TEMPLATE_KEY_LENGTH, type CompiledTemplate } from '../keys/pattern.js';
 
 /** Keys (and id prefixes) remembered at most; a full map is emptied and refilled. */
 export const KEY_CACHE_LIMIT = 10_000;
@@ -63,10 +63,15 @@ export class PatternCache<V> {
   private readonly decimalShared: boolean;
   private readonly uuidShared: boolean;
 
+  /** The learner's generation the entries were derived under (see {@link KeyPatternMiner.generation}). */
+  private generation = 0;
+
   constructor(
     templates: readonly CompiledTemplate[],
     private readonly valueOf: (key: string) => V,
     private readonly limit = KEY_CACHE_LIMIT,
+    /** The miner whose patterns `valueOf` gives, if any: when it learns a position, every entry is derived anew. */
+    private readonly learner?: { readonly generation: number },
   ) {
     this.uuidShared = templates.length === 0;
     this.decimalShared = templates.every((t) => t.sameForEveryId);
@@ -75,6 +80,7 @@ export class PatternCache<V> {
 
   /** What `key`'s pattern gives. */
   get(key: string): V {
+    if (this.learner !== undefined && this.learner.generation !== this.generation) this.relearn();
     // `=== true`, not a truth test: V8 compiled these fields' tests as those of any value (a dozen instructions each).
     const start = this.decimalShared === true ? idStartOf(key) : -1;
     if (start >= 0 && (this.uuidShared === true || ((start & 1) === 0 && key.length <= MAX_TEMPLATE_KEY_LENGTH))) return this.byIdPrefix(key, start);
@@ -93,6 +99,12 @@ export class PatternCache<V> {
     this.lastKey = key;
     this.lastValue = value;
     return value;
+  }
+
+  /** A position was learned since the entries were derived: they may name provisional patterns. */
+  private relearn(): void {
+    this.generation = this.learner!.generation;
+    this.clear();
   }
 
   clear(): void {
@@ -210,9 +222,4 @@ export class PatternCache<V> {
 /** A string of its own with `text`'s characters: a cut of a key keeps the whole key alive (a 5,000-character one, say). */
 function copyOf(text: string): string {
   return JSON.parse(JSON.stringify(text)) as string;
-}
-
-/** A {@link PatternCache} of patterns: the first matching template, else the heuristics of `patternOf`. */
-export function patternCache(templates: readonly CompiledTemplate[]): PatternCache<string> {
-  return new PatternCache(templates, (key) => resolvePattern(key, templates));
 }

@@ -6,6 +6,7 @@ import { HOUR_MS } from '../units.js';
 import type { PrometheusClient, PromSeries } from './prometheus-client.js';
 import { hourlyBuckets, hourlyCounter, hourlyGauge, hourlyNative, metricNames, labelName } from './promql.js';
 import { parseNative } from './native.js';
+import { learnNames } from '../keys/learned-names.js';
 import type { BucketLayout, SourceBucket, SourceData, SourceHourRow, SourcePattern } from './types.js';
 
 /** Options of {@link readPrometheus}. */
@@ -55,9 +56,14 @@ export async function readPrometheus(client: PrometheusClient, options: Promethe
   ]);
 
   const matchers = (options.patterns ?? []).map(globMatcher);
+  // Series exported before their position was learned (`lock:user:anna`, then `lock:user:{id}`) read as one pattern.
+  const labels = new Set<string>();
+  for (const result of [classic, native, sums, outcomes, wait, ttl]) for (const series of result) if (series.metric[label] !== undefined) labels.add(series.metric[label]);
+  const { nameOf } = learnNames(labels, []);
   const hours = new Map<string, Map<number, Hour>>();
   const hourOf = (series: PromSeries, t: number): Hour | undefined => {
-    const pattern = series.metric[label];
+    const recorded = series.metric[label];
+    const pattern = recorded === undefined ? undefined : (nameOf.get(recorded) ?? recorded);
     if (pattern === undefined || (matchers.length > 0 && !matchers.some((m) => m(pattern)))) return undefined;
     let byHour = hours.get(pattern);
     if (!byHour) hours.set(pattern, (byHour = new Map()));
@@ -87,8 +93,9 @@ export async function readPrometheus(client: PrometheusClient, options: Promethe
       const hour = hourOf(series, t);
       if (!hour) continue;
       const parsed = parseNative(histogram);
-      hour.native = parsed.buckets;
-      hour.nativeCount = parsed.count;
+      // Several series may be read as one pattern: their buckets add up.
+      hour.native = hour.native === undefined ? parsed.buckets : addBuckets(hour.native, parsed.buckets);
+      hour.nativeCount += parsed.count;
       hour.holdSumS += parsed.sum;
       nativeSchema ??= parsed.schema;
     }
@@ -115,6 +122,18 @@ export async function readPrometheus(client: PrometheusClient, options: Promethe
     patterns.push({ pattern, rows, holdBuckets: [...total.values()].filter((b) => b.count > 0).sort((a, b) => a.highMs - b.highMs), layout });
   }
   return { source: client.displayUrl, patterns };
+}
+
+/** Two bucket lists as one: counts of the same bounds added, in ascending order. */
+function addBuckets(a: readonly SourceBucket[], b: readonly SourceBucket[]): SourceBucket[] {
+  const sum = new Map<string, SourceBucket>();
+  for (const bucket of [...a, ...b]) {
+    const key = `${bucket.lowMs}:${bucket.highMs}`;
+    const seen = sum.get(key);
+    if (seen) seen.count += bucket.count;
+    else sum.set(key, { ...bucket });
+  }
+  return [...sum.values()].sort((x, y) => x.highMs - y.highMs || x.lowMs - y.lowMs);
 }
 
 /** Cumulative `le` counts → per-bucket counts (lowMs, highMs], rounded (they are whole; floats carry them). */

@@ -6,7 +6,7 @@
  */
 
 /** The version of the schema this code writes (`PRAGMA user_version`); see `migrations.ts`. */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /**
  * Length of one rollup time bucket. An hour makes hourly charts exact and keeps

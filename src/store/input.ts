@@ -40,7 +40,15 @@ export interface DeltaBatch {
   counters?: { recorded: number; dropped: number; rawDropped: number } | undefined;
   /** Stretches of time its producer could not see every lock (`watch`'s lost notifications). */
   gaps?: GapRow[] | undefined;
+  /** Patterns renamed since the previous batch because a position of theirs was learned (see `keys/miner.ts`). */
+  aliases?: AliasRow[] | undefined;
 }
+
+/**
+ * A provisional pattern and the learned pattern it belongs to, with the distinct values the
+ * learned position had seen: what was recorded under `from` is read as `to`'s.
+ */
+export type AliasRow = [from: string, to: string, distinct: number];
 
 /**
  * A gap in what a producer saw: [source (a watched node), fromMs, toMs, reason, openHolds].

@@ -134,6 +134,14 @@ function mergeInto(outPath: string, inputs: readonly { path: string; version: nu
                 SELECT mi.out_id, g.source, g.from_ms, g.to_ms, g.reason, g.open_holds FROM src.gaps g JOIN merge_instances mi ON mi.src_id = g.instance_id;
             `);
           }
+          if (input.version >= 11) {
+            // What each input learned of its patterns: a name learned in one file is read so in every other.
+            out.exec(`
+              INSERT OR IGNORE INTO main.pattern_aliases (pattern_id, learned_id, distinct_values)
+                SELECT f.out_id, t.out_id, a.distinct_values FROM src.pattern_aliases a
+                  JOIN merge_patterns f ON f.src_id = a.pattern_id JOIN merge_patterns t ON t.src_id = a.learned_id;
+            `);
+          }
           result.instances += (out.prepare('SELECT count(*) AS n FROM merge_instances').get() as { n: number }).n;
           out.exec('DROP TABLE merge_instances; DROP TABLE merge_patterns; DROP TABLE merge_series;');
         }).immediate();

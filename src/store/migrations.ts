@@ -191,4 +191,14 @@ export const MIGRATIONS: readonly string[] = [
     SELECT 'sole_instance_id', coalesce(min(instance_id), '') FROM rollups HAVING count(DISTINCT instance_id) <= 1;
   DELETE FROM fleet_rollups WHERE EXISTS (SELECT 1 FROM meta WHERE name = 'sole_instance_id');
   `,
+  // 10 → 11: patterns learned from the keys (see keys/miner.ts). A pattern named before a position of it was
+  // learned (`lock:user:anna`, before `lock:user:{id}`) is provisional: its row here names the learned pattern
+  // its rows are read as, and how many distinct values the learned position had seen. Readers follow chains.
+  `
+  CREATE TABLE pattern_aliases (
+    pattern_id      INTEGER PRIMARY KEY REFERENCES patterns(id),
+    learned_id      INTEGER NOT NULL REFERENCES patterns(id),
+    distinct_values INTEGER NOT NULL
+  );
+  `,
 ];

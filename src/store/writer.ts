@@ -1,9 +1,10 @@
 import type { Statement } from 'better-sqlite3';
 import { OVERFLOW_PATTERN } from '../keys/pattern.js';
 import { SOLE_INSTANCE_META, parseSoleInstance } from './fleet-rollups.js';
-import type { DeltaBatch, FoldedRollup, GapRow, RawRow } from './input.js';
+import type { AliasRow, DeltaBatch, FoldedRollup, GapRow, RawRow } from './input.js';
 import { ROLLUP_VALUE_COLUMNS, RollupSum, rollupValuesSql, type RollupValues } from './rollup.js';
 import type { Db } from './db.js';
+import { aliasStatements } from './pattern-aliases.js';
 
 export interface SampleWriterOptions {
   /** Whose counters {@link SampleWriter.apply} stores in `recorder_stats`. */
@@ -14,40 +15,9 @@ export interface SampleWriterOptions {
   maxDatabaseBytes?: number;
 }
 
-/** A recorder's running totals, stored per instance in `recorder_stats`. */
-export interface WriterCounters {
-  recorded: number;
-  written: number;
-  dropped: number;
-  rawWritten: number;
-  rawDropped: number;
-}
-
-export interface WriteResult {
-  /** Batches applied (with a sequence: those not seen before). */
-  applied: number;
-  /** Batches with a sequence already applied, skipped. */
-  duplicates: number;
-  /** Samples the applied rollups count. */
-  samples: number;
-  /** Raw rows inserted. */
-  raw: number;
-  /** Raw rows left out because the file reached `maxDatabaseBytes`. */
-  rawOverLimit: number;
-  /** Samples whose pattern went to `{other}` because the file holds `maxPatterns` patterns. */
-  patternOverflow: number;
-  /** Stored rollup rows that could not be decoded and were replaced by the new data alone. */
-  replacedUnreadable: number;
-  /** Gaps stored. */
-  gaps: number;
-}
-
-export interface ApplyOptions {
-  /** The recorder's counters given what this write adds, stored in the same transaction (the recorder's own writer). */
-  counters?: (result: WriteResult) => WriterCounters;
-  /** Runs last inside the transaction: throwing there rolls the whole write back. */
-  beforeCommit?: () => void;
-}
+// The types of a write's counters and result: beside the writer, in a file of their own.
+export type { ApplyOptions, WriteResult, WriterCounters } from './write-result.js';
+import type { ApplyOptions, WriteResult, WriterCounters } from './write-result.js';
 
 // Raw rows go in by this many per INSERT: binding one statement per row costs more than SQLite's work.
 const ROWS_PER_INSERT = 32;
@@ -85,6 +55,7 @@ export class SampleWriter {
   private readonly insertStreamBatch: Statement;
   private readonly selectStats: Statement;
   private readonly upsertGap: Statement;
+  private readonly insertAlias: Statement | undefined;
   // Reused for every row merge: decoding into dense arrays and encoding off them needs no sorting.
   private readonly scratch = new RollupSum();
   private readonly params = new Array<unknown>(ROWS_PER_INSERT * RAW_COLUMNS);
@@ -106,7 +77,7 @@ export class SampleWriter {
     this.insertRawOne = db.prepare(insert + row);
     this.insertPattern = db.prepare('INSERT OR IGNORE INTO patterns (pattern) VALUES (?)');
     this.selectPattern = db.prepare('SELECT id FROM patterns WHERE pattern = ?');
-    this.countPatterns = db.prepare('SELECT count(*) AS n FROM patterns');
+    ({ countPatterns: this.countPatterns, insertAlias: this.insertAlias } = aliasStatements(db));
     this.insertInstance = db.prepare('INSERT OR IGNORE INTO instances (instance) VALUES (?)');
     this.selectInstance = db.prepare('SELECT id FROM instances WHERE instance = ?');
     this.insertSeries = db.prepare('INSERT OR IGNORE INTO series (pattern_id, instance_id, ttl_ms) VALUES (?, ?, ?)');
@@ -185,6 +156,7 @@ export class SampleWriter {
     for (const rollup of batch.rollups) this.upsert(rollup, instanceId);
     if (batch.raw.length > 0) this.insertRaw(batch.raw, instanceId);
     if (batch.gaps) this.insertGaps(batch.gaps, instanceId);
+    if (batch.aliases) this.insertAliases(batch.aliases);
     if (batch.counters) this.storeProducerCounters(instanceId, batch.counters, this.result.samples - samples, this.result.raw - raw);
   }
 
@@ -201,6 +173,14 @@ export class SampleWriter {
   private insertGaps(gaps: readonly GapRow[], instanceId: number): void {
     for (const [source, fromMs, toMs, reason, openHolds] of gaps) this.upsertGap.run(instanceId, source, fromMs, toMs, reason, openHolds);
     this.result.gaps += gaps.length;
+  }
+
+  private insertAliases(aliases: readonly AliasRow[]): void {
+    for (const [from, to, distinct] of aliases) {
+      if (from === to || this.insertAlias === undefined) continue;
+      this.insertAlias.run(this.patternIdOf(from, true), this.patternIdOf(to, true), distinct);
+    }
+    this.result.aliases += aliases.length;
   }
 
   private insertRaw(rows: readonly RawRow[], instanceId: number): void {
@@ -325,5 +305,5 @@ export class SampleWriter {
 }
 
 function emptyResult(): WriteResult {
-  return { applied: 0, duplicates: 0, samples: 0, raw: 0, rawOverLimit: 0, patternOverflow: 0, replacedUnreadable: 0, gaps: 0 };
+  return { applied: 0, duplicates: 0, samples: 0, raw: 0, rawOverLimit: 0, patternOverflow: 0, replacedUnreadable: 0, gaps: 0, aliases: 0 };
 }

@@ -1,8 +1,8 @@
 import { ConfirmedPatterns } from '../sample/confirmed.js';
-import { PatternCache } from '../sample/pattern-cache.js';
+import { LearnedPatterns } from '../sample/learned-patterns.js';
 import type { LeaseLibrary, LockSample, Outcome } from '../sample/sample.js';
 import { BoundedSet } from './bounded-set.js';
-import { isLibraryNonLock, leaseLibraryOf, watchedPatternOf } from './lease-keys.js';
+import { bullmqPatternOf, isLibraryNonLock, leaseLibraryOf } from './lease-keys.js';
 import { RenewalTiming, renewalOf } from './renewal-timing.js';
 import { zeroCounts, type KeyspaceTrackerOptions, type WatchStats } from './tracker-options.js';
 import { likelyTtl } from './ttl-rounding.js';
@@ -68,7 +68,7 @@ export class KeyspaceTracker {
   private readonly open = new Map<string, Open>();
   private readonly confirmed = new ConfirmedPatterns();
   private readonly unconfirmedPatterns = new BoundedSet(MAX_UNCONFIRMED_PATTERNS);
-  private readonly patterns: PatternCache<string>;
+  private readonly patterns: LearnedPatterns;
   /** The last TTL seen per pattern, for a hold too short for PTTL to find its key. */
   private readonly lastTtl = new Map<string, number>();
   /** Holds that ended before any TTL of their pattern was read: finished as soon as one is. */
@@ -79,7 +79,7 @@ export class KeyspaceTracker {
   readonly counts = zeroCounts();
 
   constructor(private readonly options: KeyspaceTrackerOptions) {
-    this.patterns = new PatternCache(options.templates, (key) => watchedPatternOf(key, options.templates));
+    this.patterns = new LearnedPatterns(options.templates, (aliases) => this.rename(aliases), bullmqPatternOf);
   }
 
   stats(): WatchStats {
@@ -306,5 +306,23 @@ export class KeyspaceTracker {
 
   private patternOf(key: string): string {
     return this.patterns.get(key);
+  }
+
+  /** Patterns renamed as a position was learned: what was kept under a provisional name moves to the learned one. */
+  private rename(aliases: readonly { from: string; to: string }[]): void {
+    this.confirmed.rename(aliases);
+    for (const { from, to } of aliases) {
+      const ttl = this.lastTtl.get(from);
+      if (ttl !== undefined && !this.lastTtl.has(to)) this.lastTtl.set(to, ttl);
+      const waiting = this.awaitingTtl.get(from);
+      if (!waiting) continue;
+      this.awaitingTtl.delete(from);
+      const into = this.awaitingTtl.get(to);
+      if (into) into.push(...waiting);
+      else this.awaitingTtl.set(to, waiting);
+      // A TTL of the learned pattern known already finishes them now.
+      const known = this.lastTtl.get(to);
+      if (known !== undefined) this.learnTtl(to, known);
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { MAX_PATTERN_LENGTH, patternOf, type CompiledTemplate } from '../keys/pattern.js';
+import { MAX_PATTERN_LENGTH, escapeBraces, patternOf, type CompiledTemplate } from '../keys/pattern.js';
 import type { LeaseLibrary } from '../sample/sample.js';
 import { truncate } from '../text.js';
 
@@ -53,6 +53,11 @@ export function periodOf(library: LeaseLibrary | undefined, ttlMs: number): numb
  */
 export function watchedPatternOf(key: string, templates: readonly CompiledTemplate[]): string {
   for (const t of templates) if (t.matches(key)) return t.template;
+  return bullmqPatternOf(key) ?? patternOf(key);
+}
+
+/** `bull:<queue>:{id}:lock` for a BullMQ job lock (its queue name's braces doubled, a hash tag's), else undefined. */
+export function bullmqPatternOf(key: string): string | undefined {
   const bull = key.startsWith(BULLMQ_PREFIX) ? BULLMQ_LOCK.exec(key) : null;
-  return bull ? truncate(`bull:${bull[1]}:{id}:lock`, MAX_PATTERN_LENGTH) : patternOf(key);
+  return bull ? truncate(`bull:${escapeBraces(bull[1]!)}:{id}:lock`, MAX_PATTERN_LENGTH) : undefined;
 }

@@ -19,7 +19,8 @@ describe('patternOf', () => {
     ['lock:job:a8f3k29x', 'lock:job:{id}'],
     ['mail:lock:global', 'mail:lock:global'],
     ['deadbeefdeadbeef', 'deadbeefdeadbeef'],
-    ['lock:{user:123}:profile', 'lock:{user:{id}}:profile'],
+    // A hash tag's braces are doubled: literal text, never a placeholder.
+    ['lock:{user:123}:profile', 'lock:{{user:{id}}}:profile'],
     ['ロック:商品:123', 'ロック:商品:{id}'],
     ['注文ロック:商品42', '注文ロック:商品{id}'],
     ['lock:ürün:٣٤٥', 'lock:ürün:{id}'],

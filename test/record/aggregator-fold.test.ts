@@ -20,7 +20,9 @@ describe('patternOverflow, with the id-prefix cache full', () => {
       for (let p = 0; p < prefixes; p++) {
         // Two ids per prefix: the first derives (or finds) the prefix's pattern, the second finds it cached.
         for (const id of [2 * p, 2 * p + 1]) {
-          expect(a.fold({ key: `svc${word(p)}:lock:${round * prefixes * 2 + id}`, at, holdMs: 1, ttlMs: 1000, outcome: 'released' })).toBe(FOLD.counted);
+          // Forty depths: forty patterns the learner cannot merge (the first position, a word per prefix, it learns).
+          const key = `svc${word(p)}${':x'.repeat(p % 40)}:lock:${round * prefixes * 2 + id}`;
+          expect(a.fold({ key, at, holdMs: 1, ttlMs: 1000, outcome: 'released' })).toBe(FOLD.counted);
           folded++;
         }
       }
@@ -28,8 +30,11 @@ describe('patternOverflow, with the id-prefix cache full', () => {
     const rollups = a.seal(at + 1, true).batches.flatMap((b) => b.rollups);
     const other = rollups.find((r) => r.pattern === '{other}')!.values[0];
     expect(rollups.reduce((sum, r) => sum + r.values[0], 0)).toBe(folded);
-    expect(other).toBe(folded - 10 * 2 * 3);
+    // Past the first position's learning, ten depths have patterns of their own and thirty go to {other}.
+    expect(other).toBeGreaterThan(folded * 0.7);
     expect(a.patternOverflow).toBe(other);
+    const learned = new Set(rollups.map((r) => r.pattern).filter((p) => p.startsWith('{id}')));
+    expect(learned.size).toBe(10);
   });
 });
 

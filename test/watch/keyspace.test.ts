@@ -114,8 +114,9 @@ describe('keyspace events into samples', () => {
   });
 
   it('records expiries on at most 50 patterns never released, so caches cannot fill the recorder', async () => {
-    const name = (i: number) => String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26));
-    const ttls = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`cache:${name(i)}:1`, 1000]));
+    // Sixty patterns no learning merges: four separators, fifteen depths (names at one position would be learned as one).
+    const keyOf = (i: number) => `cache${`${':/|#'[i % 4]}x`.repeat(1 + Math.floor(i / 4))}${':/|#'[i % 4]}1`;
+    const ttls = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [keyOf(i), 1000]));
     const { t, samples, answer } = tracker(ttls);
     for (const key of Object.keys(ttls)) t.onEvent('n', 0, key, 'set', 0);
     await answer();

@@ -1,4 +1,4 @@
-import type { DeltaBatch, FoldedRollup, GapRow, RawRow } from '../../store/input.js';
+import type { AliasRow, DeltaBatch, FoldedRollup, GapRow, RawRow } from '../../store/input.js';
 import { HISTS, ROLLUP_VALUE_COLUMNS, type RollupValues } from '../../store/rollup.js';
 import type { SealedWrite } from './protocol.js';
 
@@ -16,6 +16,7 @@ import type { SealedWrite } from './protocol.js';
  *   samples · rawRows · strings(n · string × n) · batches(n · batch × n)
  *   batch:  instance · rollups(n · (pattern · bucketStartMs · 14 values · hists) × n)
  *           · raw(n · (key · pattern · 8 numbers) × n) · gaps(n · (source · fromMs · toMs · reason · openHolds) × n)
+ *           · aliases(n · (from · to · distinct) × n)
  */
 
 /** The rollup's values, as the store defines them: a column added there travels here too. */
@@ -83,6 +84,7 @@ function capacityFor(write: SealedWrite): number {
     bytes += 8 + batch.instance.length * 3;
     for (const rollup of batch.rollups) bytes += 136 + rollup.pattern.length + rollup.values[HISTS].length;
     bytes += batch.raw.length * 120 + (batch.gaps?.length ?? 0) * 128;
+    for (const [from, to] of batch.aliases ?? []) bytes += 16 + (from.length + to.length) * 3;
   }
   return bytes;
 }
@@ -129,6 +131,13 @@ function writeSeal(write: SealedWrite, out: WireWriter): SharedArrayBuffer | Arr
       out.str(reason);
       out.f64(openHolds);
     }
+    const aliases = batch.aliases ?? [];
+    out.u32(aliases.length);
+    for (const [from, to, distinct] of aliases) {
+      out.str(from);
+      out.str(to);
+      out.f64(distinct);
+    }
   }
   return out.finish();
 }
@@ -156,7 +165,11 @@ export function decodeSealedWrite(buffer: SharedArrayBuffer | ArrayBuffer): Seal
       return [tsMs, key, pattern, input.f64(), input.f64(), input.f64(), input.f64(), input.f64(), input.f64(), input.f64()];
     });
     const gaps: GapRow[] = Array.from({ length: input.u32() }, () => [input.str(), input.f64(), input.f64(), input.str(), input.f64()]);
-    return gaps.length > 0 ? { instance, rollups, raw, gaps } : { instance, rollups, raw };
+    const aliases: AliasRow[] = Array.from({ length: input.u32() }, () => [input.str(), input.str(), input.f64()]);
+    const batch: DeltaBatch = { instance, rollups, raw };
+    if (gaps.length > 0) batch.gaps = gaps;
+    if (aliases.length > 0) batch.aliases = aliases;
+    return batch;
   });
   return { batches, samples, rawRows };
 }

@@ -1,0 +1,290 @@
+import { OVERFLOW_PATTERN, MAX_PATTERN_LENGTH } from './pattern.js';
+import { ID, isPlaceholder, segmentsOf, segmentsOfName, type Segments } from './segments.js';
+import { truncate } from '../text.js';
+
+/**
+ * Key patterns learned from the keys seen: a position whose values are many
+ * and varied becomes a placeholder, whatever their shape (names, e-mail
+ * addresses, slugs, SKUs); a position with a few values stays literal (each is
+ * a critical section of its own: `cron:lock:daily-digest`, `cron:lock:weekly-report`).
+ *
+ * Learned as Drain learns log templates: a prefix tree of positions (see
+ * `segments.ts`), each node with at most {@link MinerOptions.literalValues}
+ * literal children; one more, and the node's children merge into one `{id}`
+ * child (their subtrees merged too), which from then on takes every value
+ * there. An id-shaped value (digits, UUID, hex, e-mail, random token) is a
+ * placeholder at once: its shape is a hint, the count is the rule.
+ *
+ * A pattern handed out before its position was learned is provisional: each
+ * generalization names what it renamed ({@link takeAliases}: provisional →
+ * learned), so that what was recorded under the old name is merged into the new
+ * one, never lost or counted twice. Memory is bounded by `maxNodes` tree nodes
+ * and `maxIssued` patterns remembered for renaming.
+ */
+export interface MinerOptions {
+  /** Distinct literal values a position keeps apart; one more and it becomes `{id}`. @default 32 */
+  literalValues?: number;
+  /** Tree nodes at most; past it a new value's position is generalized, or the key is `{other}`. @default 20000 */
+  maxNodes?: number;
+  /** Patterns handed out and remembered (to rename them when their position is learned). @default 10000 */
+  maxIssued?: number;
+}
+
+/** A rename: what was recorded under `from` belongs to `to` (a position of `from` was learned). */
+export interface PatternAlias {
+  from: string;
+  to: string;
+  /** Distinct values the learned position had seen when it was learned. */
+  distinct: number;
+}
+
+export const MINER_DEFAULTS = Object.freeze({ literalValues: 32, maxNodes: 20_000, maxIssued: 10_000 });
+
+/** A tagged placeholder: a hash tag's braces around a learned value. */
+export const TAGGED_ID = `{{${ID}}}`;
+
+class Node {
+  /** Literal and placeholder children, by separator + value. */
+  children: Map<string, Node> | undefined;
+  /** Once learned: the one child per separator that takes every value. */
+  wild: Map<string, Node> | undefined;
+  literals = 0;
+  /** Children whose value is masked in part (`SKU-{id}-BLK`, `anna{id}`). */
+  partials = 0;
+  /**
+   * The distinct values seen in the key behind those (at most `literalValues` + 1): many of them
+   * behind a few masked ones (`SKU-{id}-BLK`, `SKU-{id}-RED`…) are one position's ids too.
+   */
+  rawValues: Set<string> | undefined;
+  ends = false;
+  /** Distinct literal values seen when the position was learned (0: not learned). */
+  learnedFrom = 0;
+  constructor(
+    readonly sep: string,
+    readonly value: string,
+  ) {}
+}
+
+export class KeyPatternMiner {
+  /** Grows by one at each generalization: a cache of patterns is stale when it changed. */
+  generation = 0;
+  private readonly root = new Node('', '');
+  private nodes = 1;
+  private readonly issued = new Map<string, Segments>();
+  private aliases: PatternAlias[] = [];
+  private readonly literalValues: number;
+  private readonly maxNodes: number;
+  private readonly maxIssued: number;
+  /** The distinct values of the position learned last, for the aliases it makes. */
+  private learnedFrom = 0;
+
+  constructor(options: MinerOptions = {}) {
+    this.literalValues = options.literalValues ?? MINER_DEFAULTS.literalValues;
+    this.maxNodes = options.maxNodes ?? MINER_DEFAULTS.maxNodes;
+    this.maxIssued = options.maxIssued ?? MINER_DEFAULTS.maxIssued;
+  }
+
+  /** The pattern of `key` as learned so far; learns from it. */
+  patternOf(key: string): string {
+    return this.learn(segmentsOf(key));
+  }
+
+  /**
+   * Learns from a pattern name as recorded elsewhere (another file, a Prometheus label): its
+   * placeholders are placeholders, its literals literal values; returns its name as learned here.
+   */
+  learnName(pattern: string): string {
+    return this.learn(segmentsOfName(pattern));
+  }
+
+  /** Marks `pattern`'s position `position` (1-based) as learned, as another learner found it from `distinct` values. */
+  markLearned(pattern: string, position: number, distinct: number): void {
+    const segments = segmentsOfName(pattern);
+    if (position < 1 || position > segments.values.length) return;
+    const prefix: Segments = { seps: segments.seps.slice(0, position - 1), values: segments.values.slice(0, position - 1) };
+    const node = this.walk(prefix, true);
+    if (node === undefined) return;
+    if (node.wild === undefined) {
+      this.generalize(node);
+      this.renameIssued();
+    }
+    node.learnedFrom = Math.max(node.learnedFrom, distinct);
+  }
+
+  /** The renames since the last call, oldest first. */
+  takeAliases(): PatternAlias[] {
+    const taken = this.aliases;
+    this.aliases = [];
+    return taken;
+  }
+
+  /** The positions of `pattern` that were learned, with the distinct values seen there when they were (for reports). */
+  learnedPositions(pattern: string): { position: number; distinct: number }[] {
+    const { seps, values } = segmentsOfName(pattern);
+    const out: { position: number; distinct: number }[] = [];
+    let node: Node | undefined = this.root;
+    for (let i = 0; i < values.length && node; i++) {
+      if (node.learnedFrom > 0) out.push({ position: i + 1, distinct: node.learnedFrom });
+      node = node.wild?.get(seps[i]!) ?? node.children?.get(seps[i]! + values[i]!);
+    }
+    return out;
+  }
+
+  /** Tree nodes in use (for tests and the memory figure). */
+  get size(): number {
+    return this.nodes;
+  }
+
+  private learn(segments: Segments): string {
+    const leaf = this.walk(segments, true);
+    if (leaf === undefined) return OVERFLOW_PATTERN;
+    leaf.ends = true;
+    const pattern = this.render(segments);
+    if (!this.issued.has(pattern)) {
+      if (this.issued.size >= this.maxIssued) this.issued.delete(this.issued.keys().next().value!);
+      this.issued.set(pattern, segments);
+    }
+    return pattern;
+  }
+
+  /** Follows a key's values down the tree (adding what is new when `grow`); returns the last node, or undefined when full. */
+  private walk(segments: Segments, grow: boolean): Node | undefined {
+    const { seps, values, raw } = segments;
+    let node = this.root;
+    for (let i = 0; i < values.length; i++) {
+      const sep = seps[i]!;
+      const value = values[i]!;
+      const wild = node.wild?.get(sep);
+      if (wild) {
+        values[i] = wild.value;
+        node = wild;
+        continue;
+      }
+      let child = node.children?.get(sep + value);
+      if (grow && raw !== undefined && raw[i] !== value && !isPlaceholder(value) && this.countRaw(node, raw[i]!)) {
+        // Many values behind a few masked ones: the position is learned.
+        this.generalize(node);
+        child = this.wildOf(node, sep, value);
+        this.renameIssued();
+        values[i] = child.value;
+      }
+      if (child === undefined) {
+        if (!grow) return undefined;
+        const literal = !isPlaceholder(value);
+        if (node.wild !== undefined) {
+          // Learned already, but never after this separator: nothing handed out to rename.
+          child = this.wildOf(node, sep, value);
+          values[i] = child.value;
+        } else if ((literal && node.literals >= this.literalValues) || (this.nodes >= this.maxNodes && node.literals > 0)) {
+          this.generalize(node);
+          child = this.wildOf(node, sep, value);
+          this.renameIssued();
+          values[i] = child.value;
+        } else if (this.nodes >= this.maxNodes) {
+          return undefined;
+        } else {
+          child = new Node(sep, value);
+          (node.children ??= new Map()).set(sep + value, child);
+          if (literal) node.literals++;
+          if (literal && raw !== undefined && raw[i] !== value) node.partials++;
+          this.nodes++;
+        }
+      }
+      node = child;
+    }
+    return node;
+  }
+
+  /**
+   * Counts a value seen in a key behind a value masked in part; true when the position should be learned:
+   * more than `literalValues` such values, behind two masked values or more.
+   */
+  private countRaw(node: Node, raw: string): boolean {
+    const seen = (node.rawValues ??= new Set());
+    if (seen.size > this.literalValues || seen.has(raw)) return false;
+    seen.add(raw);
+    return seen.size > this.literalValues && node.partials >= 2;
+  }
+
+  /** Merges every child of `node` into one placeholder child per separator: its position is learned. */
+  private generalize(node: Node): void {
+    if (node.wild === undefined) node.wild = new Map();
+    node.learnedFrom = Math.max(node.learnedFrom, node.literals + 1, node.rawValues?.size ?? 0);
+    this.learnedFrom = node.learnedFrom;
+    const children = node.children;
+    node.children = undefined;
+    node.literals = 0;
+    node.partials = 0;
+    node.rawValues = undefined;
+    this.generation++;
+    if (children === undefined) return;
+    for (const child of children.values()) {
+      const wild = this.wildOf(node, child.sep, child.value);
+      this.absorb(wild, child);
+    }
+  }
+
+  /** The placeholder child of a learned node after `sep` (a hash tag's braces kept when the value had them). */
+  private wildOf(node: Node, sep: string, value: string): Node {
+    let wild = node.wild!.get(sep);
+    if (wild === undefined) {
+      wild = new Node(sep, value.startsWith('{{') && value.endsWith('}}') ? TAGGED_ID : ID);
+      node.wild!.set(sep, wild);
+      this.nodes++;
+    }
+    return wild;
+  }
+
+  /** Moves `source`'s subtree into `target` (which takes its place), learning where the union has too many values. */
+  private absorb(target: Node, source: Node): void {
+    this.nodes--;
+    if (source.ends) target.ends = true;
+    if (source.learnedFrom > target.learnedFrom) target.learnedFrom = source.learnedFrom;
+    const sources = [...(source.children?.values() ?? []), ...(source.wild?.values() ?? [])];
+    if (source.wild !== undefined && target.wild === undefined) this.generalize(target);
+    for (const child of sources) {
+      if (target.wild !== undefined) {
+        this.absorb(this.wildOf(target, child.sep, child.value), child);
+        continue;
+      }
+      const same = target.children?.get(child.sep + child.value);
+      if (same) {
+        this.absorb(same, child);
+        continue;
+      }
+      const literal = !isPlaceholder(child.value);
+      if (literal && target.literals >= this.literalValues) {
+        this.generalize(target);
+        this.absorb(this.wildOf(target, child.sep, child.value), child);
+        continue;
+      }
+      (target.children ??= new Map()).set(child.sep + child.value, child);
+      if (literal) target.literals++;
+    }
+  }
+
+  /** After a generalization: every pattern handed out is walked again, and those whose name changed are renamed. */
+  private renameIssued(): void {
+    const renamed: [string, Segments][] = [];
+    for (const [pattern, segments] of this.issued) {
+      const copy: Segments = { seps: segments.seps, values: [...segments.values] };
+      if (this.walk(copy, false) === undefined) continue;
+      const now = this.render(copy);
+      if (now !== pattern) {
+        this.aliases.push({ from: pattern, to: now, distinct: this.learnedFrom });
+        renamed.push([pattern, copy]);
+      }
+    }
+    for (const [pattern, segments] of renamed) {
+      this.issued.delete(pattern);
+      this.issued.set(this.render(segments), segments);
+    }
+  }
+
+  private render({ seps, values }: Segments): string {
+    let pattern = '';
+    for (let i = 0; i < values.length; i++) pattern += seps[i]! + values[i]!;
+    return truncate(pattern, MAX_PATTERN_LENGTH);
+  }
+}
+
