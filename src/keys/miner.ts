@@ -1,5 +1,5 @@
 import { OVERFLOW_PATTERN, MAX_PATTERN_LENGTH } from './pattern.js';
-import { ID, isPlaceholder, segmentsOf, segmentsOfName, type Segments } from './segments.js';
+import { ID, cutKey, isPlaceholder, maskValue, segmentsOfName, type Segments } from './segments.js';
 import { truncate } from '../text.js';
 
 /**
@@ -56,6 +56,8 @@ class Node {
    * behind a few masked ones (`SKU-{id}-BLK`, `SKU-{id}-RED`…) are one position's ids too.
    */
   rawValues: Set<string> | undefined;
+  /** Literal children by their value as it stands in a key (the same text): no masking on the way. */
+  byRaw: Map<string, Node> | undefined;
   ends = false;
   /** Distinct literal values seen when the position was learned (0: not learned). */
   learnedFrom = 0;
@@ -86,7 +88,7 @@ export class KeyPatternMiner {
 
   /** The pattern of `key` as learned so far; learns from it. */
   patternOf(key: string): string {
-    return this.learn(segmentsOf(key));
+    return this.learn(cutKey(key));
   }
 
   /**
@@ -153,14 +155,24 @@ export class KeyPatternMiner {
     let node = this.root;
     for (let i = 0; i < values.length; i++) {
       const sep = seps[i]!;
-      const value = values[i]!;
       const wild = node.wild?.get(sep);
       if (wild) {
         values[i] = wild.value;
         node = wild;
         continue;
       }
-      let child = node.children?.get(sep + value);
+      // A key's value is masked here, and only here: under a learned position, or as a literal seen before, it need not be.
+      let value = values[i]!;
+      let child: Node | undefined;
+      if (raw !== undefined) {
+        child = node.byRaw?.get(sep + value);
+        if (child !== undefined) {
+          node = child;
+          continue;
+        }
+        value = values[i] = maskValue(value);
+      }
+      child = node.children?.get(sep + value);
       if (grow && raw !== undefined && raw[i] !== value && !isPlaceholder(value) && this.countRaw(node, raw[i]!)) {
         // Many values behind a few masked ones: the position is learned.
         this.generalize(node);
@@ -190,6 +202,8 @@ export class KeyPatternMiner {
           this.nodes++;
         }
       }
+      // A literal as it stands in keys (`lock`, `user`, a job's name): found again without masking.
+      if (raw !== undefined && raw[i] === value && child.value === value && node.wild === undefined) (node.byRaw ??= new Map()).set(sep + value, child);
       node = child;
     }
     return node;
@@ -216,6 +230,7 @@ export class KeyPatternMiner {
     node.literals = 0;
     node.partials = 0;
     node.rawValues = undefined;
+    node.byRaw = undefined;
     this.generation++;
     if (children === undefined) return;
     for (const child of children.values()) {

@@ -26,36 +26,36 @@ export interface Segments {
 /** Positions kept apart at most; the rest of a longer key is one last value. */
 export const MAX_SEGMENTS = 24;
 
-const PRIMARY = new Set([':', '/', '|', '#']);
-
 /** Cuts a key into its positions (see the module comment); every value masked by {@link maskValue}. */
 export function segmentsOf(key: string): Segments {
+  const segments = cutKey(key);
+  segments.values = segments.values.map(maskValue);
+  return segments;
+}
+
+/**
+ * A key's positions with their values as they are (`values` and `raw` alike): the miner masks a value
+ * only where it needs to (not under a learned position, not a literal it has seen).
+ */
+export function cutKey(key: string): Segments & { raw: string[] } {
   const primary = hasPrimarySeparator(key);
   const seps: string[] = [''];
-  const values: string[] = [];
   const raw: string[] = [];
   let start = 0;
-  let i = 0;
-  while (i < key.length) {
-    const c = key[i]!;
-    if (c === '{') {
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c === 123) {
       // A hash tag runs to the first `}` after it (Redis's rule); an unclosed `{` is a character like any other.
       const close = key.indexOf('}', i + 1);
-      if (close > i) {
-        i = close + 1;
-        continue;
-      }
-    } else if ((primary ? PRIMARY.has(c) : c === '.') && values.length < MAX_SEGMENTS - 1) {
+      if (close > i) i = close;
+    } else if ((primary ? c === 58 || c === 47 || c === 124 || c === 35 : c === 46) && raw.length < MAX_SEGMENTS - 1) {
       raw.push(key.slice(start, i));
-      values.push(maskValue(raw[raw.length - 1]!));
-      seps.push(c);
+      seps.push(key[i]!);
       start = i + 1;
     }
-    i++;
   }
   raw.push(key.slice(start));
-  values.push(maskValue(raw[raw.length - 1]!));
-  return { seps, values, raw };
+  return { seps, values: [...raw], raw };
 }
 
 /** Whether `:` `/` `|` or `#` stands in the key outside a hash tag. */

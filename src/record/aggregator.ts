@@ -255,6 +255,9 @@ export class Aggregator {
     }
   }
 
+  /** (pattern, hour) aggregates in memory: what bounds the aggregator's memory, with the raw rows waiting. */
+  get hoursInMemory(): number { return this.hours.size; }
+
   /** Raw rows waiting for the next seal. */
   get pendingRawRows(): number {
     return this.pendingRaw.length;
@@ -314,11 +317,10 @@ export class Aggregator {
     return series;
   }
 
-  /** The series of (instance, pattern), created on first use; past `maxPatterns` patterns per instance, `{other}`'s. */
+  /** The series of (instance, pattern), created on first use; past `maxPatterns` patterns per instance, `{other}`'s (the caller counts the sample). */
   private seriesFor(instance: string, rawPattern: string, map: Map<string, Series>): Series {
     const existing = map.get(rawPattern);
     if (existing) return existing;
-    // Past the budget, `{other}`'s (the caller counts the sample as overflowed).
     const pattern = this.names.admit(instance, rawPattern);
     let series = map.get(pattern);
     if (!series) map.set(pattern, (series = new Series(instance, pattern)));
