@@ -43,6 +43,35 @@ export const MINER_DEFAULTS = Object.freeze({ literalValues: 32, maxNodes: 20_00
 /** A tagged placeholder: a hash tag's braces around a learned value. */
 export const TAGGED_ID = `{{${ID}}}`;
 
+/** Values that took `{id}` by their look and agree on a shape, before a literal of that shape is read as an id. */
+const SHAPE_EVIDENCE = 8;
+
+/**
+ * A value's shape: its length (up to 255) and which of capitals, small letters, digits, `-` and `_`
+ * it has (bits 0–4); -1 for any other character.
+ */
+function shapeOf(text: string): number {
+  if (text.length === 0 || text.length > 255) return -1;
+  let mask = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 65 && c <= 90) mask |= 1;
+    else if (c >= 97 && c <= 122) mask |= 2;
+    else if (c >= 48 && c <= 57) mask |= 4;
+    else if (c === 45) mask |= 8;
+    else if (c === 95) mask |= 16;
+    else return -1;
+  }
+  return (text.length << 6) | mask;
+}
+
+/** Whether `text` has the shape the ids at `node` agree on: their length, and none but their characters. */
+function fitsShape(node: Node, text: string): boolean {
+  if (node.idShapeCount < SHAPE_EVIDENCE || node.idShape <= 0) return false;
+  const shape = shapeOf(text);
+  return shape > 0 && shape >> 6 === node.idShape >> 6 && (shape & 63 & ~(node.idShape & 63)) === 0;
+}
+
 class Node {
   /** Literal and placeholder children, by separator + value. */
   children: Map<string, Node> | undefined;
@@ -58,6 +87,13 @@ class Node {
   rawValues: Set<string> | undefined;
   /** Literal children by their value as it stands in a key (the same text): no masking on the way. */
   byRaw: Map<string, Node> | undefined;
+  /**
+   * The shape of the values its `{id}` child took by their look (length and characters, see
+   * `shapeOf`): once {@link SHAPE_EVIDENCE} agree, a literal of that shape is an id too (a random
+   * token that happened to read as a word). -1: they disagree.
+   */
+  idShape = 0;
+  idShapeCount = 0;
   ends = false;
   /** Distinct literal values seen when the position was learned (0: not learned). */
   learnedFrom = 0;
@@ -173,6 +209,13 @@ export class KeyPatternMiner {
         value = values[i] = maskValue(value);
       }
       child = node.children?.get(sep + value);
+      if (child === undefined && !isPlaceholder(value) && fitsShape(node, raw === undefined ? value : raw[i]!)) {
+        // Shaped like the ids at this position: one of them.
+        value = values[i] = ID;
+        child = node.children?.get(sep + ID);
+      } else if (grow && raw !== undefined && value === ID && this.noteShape(node, raw[i]!)) {
+        this.renameIssued();
+      }
       if (grow && raw !== undefined && raw[i] !== value && !isPlaceholder(value) && this.countRaw(node, raw[i]!)) {
         // Many values behind a few masked ones: the position is learned.
         this.generalize(node);
@@ -207,6 +250,37 @@ export class KeyPatternMiner {
       node = child;
     }
     return node;
+  }
+
+  /**
+   * Notes the shape of a value that took `{id}` by its look; true when that shape is established now,
+   * and the literal children of that shape were moved into `{id}` (renames to make).
+   */
+  private noteShape(node: Node, raw: string): boolean {
+    if (node.idShape < 0 || node.idShapeCount > SHAPE_EVIDENCE) return false;
+    const shape = shapeOf(raw);
+    if (shape < 0 || (node.idShapeCount > 0 && shape >> 6 !== node.idShape >> 6)) {
+      node.idShape = -1;
+      return false;
+    }
+    node.idShape |= shape;
+    if (++node.idShapeCount !== SHAPE_EVIDENCE || node.children === undefined) return false;
+    let moved = false;
+    for (const [name, child] of [...node.children]) {
+      if (isPlaceholder(child.value) || !fitsShape(node, child.value)) continue;
+      node.children.delete(name);
+      node.byRaw?.delete(name);
+      node.literals--;
+      let id = node.children.get(child.sep + ID);
+      if (id === undefined) {
+        node.children.set(child.sep + ID, (id = new Node(child.sep, ID)));
+        this.nodes++;
+      }
+      this.absorb(id, child);
+      moved = true;
+    }
+    if (moved) this.generation++;
+    return moved;
   }
 
   /**

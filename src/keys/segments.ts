@@ -113,18 +113,33 @@ function wholePlaceholder(value: string): string | undefined {
   return undefined;
 }
 
-/** A long token of mixed case and digits (base64url session ids, ULIDs, nanoids): ≥ 2 digits, ≥ 3 capitals, ≥ 3 small letters. */
+/**
+ * A long token that reads as random (base64url session ids, ULIDs, nanoids): ≥ 2 digits among
+ * capitals and small letters (≥ 3 of each), or among one case only; or, without digits, small and
+ * capital letters each 30 % of the letters or more, changing case at 20 % of them or more (a
+ * camelCase name has a capital per word, a random token about as many of each, changing at half).
+ */
 function looksRandom(value: string): boolean {
   let digits = 0;
   let upper = 0;
   let lower = 0;
+  let changes = 0;
+  let last = 0;
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
-    if (c >= 48 && c <= 57) digits++;
-    else if (c >= 65 && c <= 90) upper++;
-    else if (c >= 97 && c <= 122) lower++;
+    const kind = c >= 48 && c <= 57 ? 0 : c >= 65 && c <= 90 ? 1 : c >= 97 && c <= 122 ? 2 : 0;
+    if (kind === 0) {
+      if (c >= 48 && c <= 57) digits++;
+      continue;
+    }
+    if (kind === 1) upper++;
+    else lower++;
+    if (last !== 0 && kind !== last) changes++;
+    last = kind;
   }
-  return digits >= 2 && ((upper >= 3 && lower >= 3) || upper + digits === value.length || lower + digits === value.length);
+  if (digits >= 2 && ((upper >= 3 && lower >= 3) || upper + digits === value.length || lower + digits === value.length)) return true;
+  const letters = upper + lower;
+  return upper >= 0.3 * letters && lower >= 0.3 * letters && changes >= 0.2 * letters;
 }
 
 const TOKEN_DIGITS = /^\p{Nd}+$/u;
