@@ -93,7 +93,7 @@ export function analyze(dbPaths: readonly string[], options: AnalyzeOptions = {}
         unconfirmed.push({ pattern: name, expired: summary.outcomes.expired, ttl: summary.ttl, firstMs: summary.firstMs, lastMs: summary.lastMs });
       } else patterns.push(summary);
     }
-    if (patterns.length === 0 && unconfirmed.length === 0) held = reader.held();
+    if (patterns.length === 0 && unconfirmed.length === 0 && !unattributed) held = reader.held();
     const seenGaps = reader.gaps();
     markIncompleteHours(patterns, seenGaps);
     gaps = seenGaps.map(({ patterns: _, ...gap }) => gap);

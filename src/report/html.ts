@@ -5,6 +5,7 @@ import { escapeHtml, printable } from '../text.js';
 import { formatCount, formatMs, formatTime } from '../units.js';
 import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
 import { hintSentences, warningSentences } from './hint-text.js';
+import { learnedText, unattributedText } from './pattern-text.js';
 import { beyondBucketsText, bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
 import { describeRun } from './markdown.js';
 import { leaseLatenessSpec, leaseMarginSpec } from './lease-charts.js';
@@ -48,6 +49,7 @@ ${warningSentences(analysis).map((w) => `<p class="warning">⚠️ ${text(w)}</p
 </header>
 <main>
 ${unconfirmedSection(analysis)}
+${analysis.unattributed ? `<p class="warning">${text(unattributedText(analysis.unattributed))}</p>` : ''}
 ${analysis.patterns.length ? summaryTable(analysis) : analysis.unconfirmed.length ? '' : '<p class="empty">No samples in this window yet. Wrap your locks with a recorder, let them run for a day or two, and run <code>ttl-advisor report</code> again.</p>'}
 ${overview}
 ${sections.join('\n')}
@@ -168,6 +170,7 @@ async function patternSection(p: PatternAnalysis, index: number, analysis: Analy
       : []),
     ['TTL in use', p.ttl.minMs === p.ttl.maxMs ? formatMs(p.ttl.currentMs) : `${formatMs(p.ttl.currentMs)} (range ${formatMs(p.ttl.minMs)}–${formatMs(p.ttl.maxMs)})`],
     ['seen', `${formatTime(p.firstMs)} → ${formatTime(p.lastMs)}`],
+    ...(p.learned ? ([['pattern', text(learnedText(p.learned)!)]] as [string, string][]) : []),
   ];
   return `<section id="p-${index}">
 <h2><span class="pattern">${text(p.pattern)}</span> ${badge(p)}</h2>

@@ -2,6 +2,7 @@ import type { Analysis } from '../analyze/analyze.js';
 import type { LeaseAnalysis } from '../analyze/lease.js';
 import { findingText, unconfirmedText } from './decision-text.js';
 import { hintSentences, warningSentences } from './hint-text.js';
+import { learnedText, unattributedText } from './pattern-text.js';
 
 /** Version of the JSON report's shape; bumped only on a breaking change. */
 export const JSON_REPORT_VERSION = 2;
@@ -33,8 +34,12 @@ export function renderJson(analysis: Analysis): string {
       lastAt: iso(u.lastMs),
       text: unconfirmedText(u),
     })),
+    // Samples under {other}: past the pattern budget, or keys the learner had no room for; no advice (absent when none).
+    ...(analysis.unattributed && { unattributed: { count: analysis.unattributed.count, text: unattributedText(analysis.unattributed) } }),
     patterns: analysis.patterns.map((p) => ({
       pattern: p.pattern,
+      // How the pattern was learned from the keys (null: named as recorded): positions learned, names merged.
+      learned: p.learned ? { names: p.learned.names, positions: p.learned.positions, text: learnedText(p.learned) } : null,
       count: p.count,
       holdCount: p.holdCount,
       p50Ms: r3(p.holdMs.p50),

@@ -4,6 +4,7 @@ import { formatCount, formatMs, formatSpan, formatTime } from '../units.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
 import { warningSentences } from './hint-text.js';
+import { unattributedText } from './pattern-text.js';
 import { riskSentences } from './risk-text.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 
@@ -73,6 +74,7 @@ export function renderMarkdown(analysis: Analysis): string {
     }
     if (lines.at(-1) !== '') lines.push('');
   }
+  if (analysis.unattributed) lines.push(`> ${markdownText(unattributedText(analysis.unattributed))}`, '');
   return lines.join('\n');
 }
 

@@ -1,5 +1,7 @@
 import { statSync } from 'node:fs';
+import { learnNames, type LearnedPattern } from '../keys/learned-names.js';
 import { BUCKET_MS } from './format.js';
+import { readAliases } from './pattern-aliases.js';
 import { openForReading, schemaVersionOf } from './schema.js';
 
 /** What a samples database holds: the way to confirm sampling works minutes after deploying. */
@@ -12,7 +14,12 @@ export interface DatabaseStats {
   rollupRows: number;
   /** Samples counted by the rollups (every lock, even when raw rows are sampled). */
   samples: number;
+  /** Patterns as a report reads them: the names recorded, renames followed and learned from (see `learnNames`). */
   patterns: number;
+  /** Pattern names recorded in the file (provisional ones included, before their positions were learned). */
+  recordedPatterns: number;
+  /** The patterns learned from the keys, most names merged first: the positions learned, the names read as each. */
+  learned: ({ pattern: string } & LearnedPattern)[];
   instances: number;
   firstMs: number | undefined;
   lastMs: number | undefined;
@@ -78,6 +85,8 @@ export function databaseStats(path: string, recentHourCount = 6): DatabaseStats 
             rawFullMs: r.raw_full_ms ?? undefined,
           }))
         : [];
+    const names = db.prepare('SELECT pattern FROM patterns').pluck().all() as string[];
+    const { learned } = learnNames(names, readAliases(db));
     const full = recorders.map((r) => r.rawFullMs).filter((ms): ms is number => ms !== undefined);
     return {
       path,
@@ -86,7 +95,12 @@ export function databaseStats(path: string, recentHourCount = 6): DatabaseStats 
       rawRows: one<{ n: number }>('SELECT count(*) AS n FROM raw_samples').n,
       rollupRows: totals.rows,
       samples: totals.samples ?? 0,
-      patterns: one<{ n: number }>('SELECT count(*) AS n FROM patterns').n,
+      patterns: learned.size,
+      recordedPatterns: names.length,
+      learned: [...learned]
+        .filter(([, l]) => l.names > 1 || l.positions.length > 0)
+        .map(([pattern, l]) => ({ pattern, ...l }))
+        .sort((a, b) => b.names - a.names || a.pattern.localeCompare(b.pattern)),
       instances: one<{ n: number }>('SELECT count(*) AS n FROM instances').n,
       firstMs: totals.first ?? undefined,
       lastMs: totals.last ?? undefined,

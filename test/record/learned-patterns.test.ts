@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SqliteRecorder, analyze, mergeDatabases, type Analysis, type LockSample } from '../../src/index.js';
 import { FOLD, aggregatorFor } from '../../src/record/aggregator.js';
+import { runCli } from '../helpers/cli.js';
 import { queryDb } from '../helpers/db.js';
 import { KEY_KINDS, corpus, exactPercentile, groupingAccuracy, type CorpusLock } from '../helpers/key-corpus.js';
 import { tempDir } from '../helpers/temp.js';
@@ -120,5 +122,50 @@ describe('adversarial orders, through the aggregator', () => {
     expect(new Set(learned)).toEqual(new Set(families.map((f) => `lock:${f}:{id}`)));
     expect(maxHours).toBeLessThanOrEqual(families.length * 33);
     expect(aggregator.patternOverflow).toBe(0);
+  });
+});
+
+describe('what people read: stats, the reports, {other}', () => {
+  it('stats and the reports say how a pattern was learned', async () => {
+    const locks = corpus(20_000, 11);
+    const path = await record(locks, 'api-1');
+    const stats = await runCli(['stats', '--db', path]);
+    expect(stats.code).toBe(0);
+    expect(stats.stdout).toMatch(/patterns +19 \(\d+ names recorded, read as these once their positions were learned\)/);
+    expect(stats.stdout).toContain('lock:account:{id}: learned from the keys at position 3 (past 32 distinct values)');
+    const out = join(dir, `reports-${files++}`);
+    expect((await runCli(['report', '--db', path, '--format', 'json', '--out', out])).code).toBe(0);
+    const json = JSON.parse(readFileSync(join(out, 'ttl-report.json'), 'utf8')) as {
+      patterns: { pattern: string; learned: { names: number; positions: unknown[]; text: string } | null }[];
+    };
+    const account = json.patterns.find((p) => p.pattern === 'lock:account:{id}')!;
+    expect(account.learned!.positions).toEqual([{ position: 3, distinct: 33 }]);
+    expect(json.patterns.find((p) => p.pattern === 'cron:lock:daily-digest')!.learned).toBeNull();
+  });
+
+  it('{other} is counted apart: no verdict, no recommendation, no policy entry, and the reports say why and what to do', async () => {
+    // A recorder with room for 3 patterns: the rest of the corpus goes to {other}.
+    const locks = corpus(5000, 12);
+    const path = join(dir, `other-${files++}.db`);
+    const recorder = new SqliteRecorder({ path, instance: 'small', maxPatterns: 3, flushIntervalMs: 60_000 });
+    // A second apart: an hour and a half, so that every (pattern, hour) finds room in memory.
+    locks.forEach((l, i) => recorder.record({ ...sampleOf(l, i, locks.length), at: START + i * 1000 }));
+    expect((await recorder.close()).dropped).toBe(0);
+    const analysis = analyze([path]);
+    expect(analysis.patterns.map((p) => p.pattern)).not.toContain('{other}');
+    expect(analysis.unattributed!.count).toBe(locks.length - analysis.patterns.reduce((n, p) => n + p.count, 0));
+    const out = join(dir, `reports-${files++}`);
+    const table = await runCli(['report', '--db', path, '--format', 'md,json', '--out', out]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain('name those keys with templates (`patterns`), or raise `maxPatterns`');
+    expect(readFileSync(join(out, 'ttl-report.md'), 'utf8')).toMatch(/samples under \\\{other\\\} belong to no one lock/);
+    const json = JSON.parse(readFileSync(join(out, 'ttl-report.json'), 'utf8')) as { unattributed: { count: number }; patterns: { pattern: string }[] };
+    expect(json.unattributed.count).toBe(analysis.unattributed!.count);
+    expect(json.patterns.map((p) => p.pattern)).not.toContain('{other}');
+    const policy = join(dir, `other-policy-${files}.json`);
+    expect((await runCli(['init', '--db', path, '--policy', policy, '--min-window', '0'])).code).toBe(0);
+    expect(Object.keys((JSON.parse(readFileSync(policy, 'utf8')) as { locks: object }).locks)).not.toContain('{other}');
+    const check = await runCli(['check', '--db', path, '--policy', policy]);
+    expect(check.stdout + check.stderr).not.toContain('{other}');
   });
 });

@@ -1,4 +1,5 @@
 import type { DatabaseStats } from '../../store/stats.js';
+import { learnedText } from '../../report/pattern-text.js';
 import { printable } from '../../text.js';
 import { formatCount, formatTime } from '../../units.js';
 
@@ -24,7 +25,7 @@ export function renderStatsText(all: readonly DatabaseStats[]): string {
         `  schema version   ${s.schemaVersion}`,
         `  file size        ${formatBytes(s.bytes)}`,
         `  samples          ${formatCount(s.samples)} (${formatCount(s.rawRows)} raw rows, ${formatCount(s.rollupRows)} rollup rows)`,
-        `  patterns         ${formatCount(s.patterns)}`,
+        `  patterns         ${formatCount(s.patterns)}${s.recordedPatterns > s.patterns ? ` (${formatCount(s.recordedPatterns)} names recorded, read as these once their positions were learned)` : ''}`,
         `  instances        ${formatCount(s.instances)}`,
         `  time range       ${s.firstMs === undefined ? 'no samples yet' : `${formatTime(s.firstMs)} → ${formatTime(s.lastMs!)}`}`,
         `  dropped          ${formatCount(s.dropped)}${droppedNote(s)}`,
@@ -32,6 +33,11 @@ export function renderStatsText(all: readonly DatabaseStats[]): string {
       if (s.rawDropped > 0) lines.push(`  raw rows dropped ${formatCount(s.rawDropped)} (the rollups still count every lock)`);
       if (s.rawFullSinceMs !== undefined) {
         lines.push(`  raw rows stopped since ${formatTime(s.rawFullSinceMs)}: the file reached maxDatabaseBytes; rollups go on`);
+      }
+      if (s.learned.length > 0) {
+        lines.push('  patterns learned from the keys (most names first)');
+        for (const l of s.learned.slice(0, 10)) lines.push(`    ${printable(l.pattern)}: ${learnedText(l)}`);
+        if (s.learned.length > 10) lines.push(`    … and ${s.learned.length - 10} more`);
       }
       if (s.recentHours.length > 0) {
         lines.push('  samples per hour (newest first)');

@@ -1,6 +1,7 @@
 import type { Analysis } from '../../analyze/analyze.js';
 import { MIN_SAMPLES_FOR_P99 } from '../../analyze/confidence.js';
 import { bound, recommendationText, unconfirmedText } from '../../report/decision-text.js';
+import { unattributedText } from '../../report/pattern-text.js';
 import { VERDICT_LABEL } from '../../report/verdict-style.js';
 import { displayWidth, pad, printable, truncate } from '../../text.js';
 import { formatCount, formatMs } from '../../units.js';
@@ -11,8 +12,9 @@ const MAX_PATTERN_WIDTH = 48;
 export function renderTable(analysis: Analysis): string {
   // Patterns watch saw only expire come first, in a sentence each: they have no statistics to tabulate.
   const unconfirmed = analysis.unconfirmed.map((u) => `expired, never released: ${truncate(printable(u.pattern), MAX_PATTERN_WIDTH)}: ${unconfirmedText(u)}\n`).join('');
-  if (analysis.patterns.length === 0) return unconfirmed + (unconfirmed ? '' : 'No samples in the window yet.\n');
-  return unconfirmed + (unconfirmed ? '\n' : '') + patternTable(analysis);
+  const other = analysis.unattributed ? `\n${unattributedText(analysis.unattributed)}.\n` : '';
+  if (analysis.patterns.length === 0) return unconfirmed + (unconfirmed || other ? '' : 'No samples in the window yet.\n') + other;
+  return unconfirmed + (unconfirmed ? '\n' : '') + patternTable(analysis) + other;
 }
 
 function patternTable(analysis: Analysis): string {
