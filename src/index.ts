@@ -108,6 +108,8 @@ export type { Analysis, AnalyzeOptions } from './analyze/analyze.js';
 export type { PatternAnalysis, HourlyPoint } from './analyze/summarize.js';
 export type { Hint, AnalysisWarning, ObservedGap, UnconfirmedPattern, UnattributedSamples } from './analyze/hints.js';
 export type { LearnedPattern } from './keys/learned-names.js';
+export { KeyPatternMiner, MINER_DEFAULTS } from './keys/miner.js';
+export type { MinerOptions, PatternAlias } from './keys/miner.js';
 export { decide, DECISION_DEFAULTS } from './analyze/decision.js';
 export type { Decision, DecisionOptions, Finding, HoldReason, JudgedTtl } from './analyze/decision.js';
 export { MIN_SAMPLES_FOR_P99 } from './analyze/confidence.js';

@@ -24,7 +24,7 @@ export interface RedisStreamSinkOptions extends RawRowOptions {
   flushTimeoutMs?: number;
   /** Distinct patterns per process; more are sent as `{other}`. @default 1000 */
   maxPatterns?: number;
-  /** Pattern templates, tried before the heuristics of `patternOf`. @default [] */
+  /** Pattern templates, tried before the patterns learned from the keys (`KeyPatternMiner`). @default [] */
   patterns?: readonly string[];
   /** Called once per kind of failure. */
   onWarning?: (warning: RecorderWarning) => void;

@@ -8,7 +8,7 @@ import { nonEmptyString, optionalFunction, optionalStrings, optionsObject, posit
 export interface InstrumentOptions {
   /** Where to record one sample per lock; several as an array. */
   recorder: SampleRecorder | readonly SampleRecorder[];
-  /** Pattern templates such as `order:lock:product:{productId}`, tried before the heuristics of `patternOf`. @default [] */
+  /** Pattern templates such as `order:lock:product:{productId}`, tried before the patterns learned from the keys (`KeyPatternMiner`). @default [] */
   patterns?: readonly string[];
   /** Which process recorded the samples. @default the recorder's own instance id */
   instance?: string;

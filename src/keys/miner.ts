@@ -1,5 +1,6 @@
 import { OVERFLOW_PATTERN, MAX_PATTERN_LENGTH } from './pattern.js';
 import { ID, cutKey, isPlaceholder, maskValue, segmentsOfName, type Segments } from './segments.js';
+import { Node, SHAPE_EVIDENCE, fitsShape, shapeOf } from './miner-node.js';
 import { truncate } from '../text.js';
 
 /**
@@ -42,66 +43,6 @@ export const MINER_DEFAULTS = Object.freeze({ literalValues: 32, maxNodes: 20_00
 
 /** A tagged placeholder: a hash tag's braces around a learned value. */
 export const TAGGED_ID = `{{${ID}}}`;
-
-/** Values that took `{id}` by their look and agree on a shape, before a literal of that shape is read as an id. */
-const SHAPE_EVIDENCE = 8;
-
-/**
- * A value's shape: its length (up to 255) and which of capitals, small letters, digits, `-` and `_`
- * it has (bits 0–4); -1 for any other character.
- */
-function shapeOf(text: string): number {
-  if (text.length === 0 || text.length > 255) return -1;
-  let mask = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 65 && c <= 90) mask |= 1;
-    else if (c >= 97 && c <= 122) mask |= 2;
-    else if (c >= 48 && c <= 57) mask |= 4;
-    else if (c === 45) mask |= 8;
-    else if (c === 95) mask |= 16;
-    else return -1;
-  }
-  return (text.length << 6) | mask;
-}
-
-/** Whether `text` has the shape the ids at `node` agree on: their length, and none but their characters. */
-function fitsShape(node: Node, text: string): boolean {
-  if (node.idShapeCount < SHAPE_EVIDENCE || node.idShape <= 0) return false;
-  const shape = shapeOf(text);
-  return shape > 0 && shape >> 6 === node.idShape >> 6 && (shape & 63 & ~(node.idShape & 63)) === 0;
-}
-
-class Node {
-  /** Literal and placeholder children, by separator + value. */
-  children: Map<string, Node> | undefined;
-  /** Once learned: the one child per separator that takes every value. */
-  wild: Map<string, Node> | undefined;
-  literals = 0;
-  /** Children whose value is masked in part (`SKU-{id}-BLK`, `anna{id}`). */
-  partials = 0;
-  /**
-   * The distinct values seen in the key behind those (at most `literalValues` + 1): many of them
-   * behind a few masked ones (`SKU-{id}-BLK`, `SKU-{id}-RED`…) are one position's ids too.
-   */
-  rawValues: Set<string> | undefined;
-  /** Literal children by their value as it stands in a key (the same text): no masking on the way. */
-  byRaw: Map<string, Node> | undefined;
-  /**
-   * The shape of the values its `{id}` child took by their look (length and characters, see
-   * `shapeOf`): once {@link SHAPE_EVIDENCE} agree, a literal of that shape is an id too (a random
-   * token that happened to read as a word). -1: they disagree.
-   */
-  idShape = 0;
-  idShapeCount = 0;
-  ends = false;
-  /** Distinct literal values seen when the position was learned (0: not learned). */
-  learnedFrom = 0;
-  constructor(
-    readonly sep: string,
-    readonly value: string,
-  ) {}
-}
 
 export class KeyPatternMiner {
   /** Grows by one at each generalization: a cache of patterns is stale when it changed. */

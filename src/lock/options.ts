@@ -59,7 +59,7 @@ export interface LockOptions {
   commandTimeoutMs?: number;
   /** Where to record one sample per acquisition; several (say a local file and a fleet stream) as an array. @default none */
   recorder?: SampleRecorder | readonly SampleRecorder[];
-  /** The key pattern to record under, overriding the recorder's templates and heuristics. */
+  /** The key pattern to record under, overriding the recorder's templates and the patterns it learns. */
   pattern?: string;
   /**
    * Names this process in the lock's token (with the acquire time), so that

@@ -28,11 +28,7 @@ export interface AggregatorOptions {
 }
 
 /** An aggregator for a recorder's resolved options (`SqliteRecorder`, `RedisStreamSink`): its instance, templates and limits. */
-export function aggregatorFor(
-  instance: string,
-  patterns: readonly string[],
-  o: Pick<AggregatorOptions, 'maxPatterns' | 'budget' | 'rawSampleRate' | 'maxPendingRawRows'>,
-): Aggregator {
+export function aggregatorFor(instance: string, patterns: readonly string[], o: Pick<AggregatorOptions, 'maxPatterns' | 'budget' | 'rawSampleRate' | 'maxPendingRawRows'>): Aggregator {
   const { maxPatterns, budget, rawSampleRate, maxPendingRawRows } = o;
   return new Aggregator({ instance, templates: compileTemplates(patterns), maxPatterns, budget, rawSampleRate, maxPendingRawRows });
 }
@@ -256,7 +252,9 @@ export class Aggregator {
   }
 
   /** (pattern, hour) aggregates in memory: what bounds the aggregator's memory, with the raw rows waiting. */
-  get hoursInMemory(): number { return this.hours.size; }
+  get hoursInMemory(): number {
+    return this.hours.size;
+  }
 
   /** Raw rows waiting for the next seal. */
   get pendingRawRows(): number {

@@ -50,7 +50,7 @@ export interface SqliteRecorderOptions extends RawRowOptions {
   maxPendingRawRows?: number;
   /** Distinct patterns kept per process and per database; further patterns are recorded as `{other}`. @default 1000 */
   maxPatterns?: number;
-  /** Pattern templates such as `order:lock:product:{productId}`, tried before the heuristics of `patternOf`. @default [] */
+  /** Pattern templates such as `order:lock:product:{productId}`, tried before the patterns learned from the keys (`KeyPatternMiner`). @default [] */
   patterns?: readonly string[];
   /** Past this file size (used pages, bytes) raw rows stop and are counted as dropped; rollups go on. 0: no limit. @default 268435456 (256 MiB) */
   maxDatabaseBytes?: number;

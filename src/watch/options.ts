@@ -12,7 +12,7 @@ export interface WatchOptions {
   match?: string;
   /** Watch one database only. @default every database */
   dbIndex?: number;
-  /** Pattern templates tried before the heuristics of `patternOf`. */
+  /** Pattern templates tried before the patterns learned from the keys (`KeyPatternMiner`). */
   patterns?: readonly string[];
   /** Which process recorded the samples. @default the recorder's */
   instance?: string;

@@ -39,7 +39,7 @@ export function registerWatch(program: Command, io: Io): void {
     .option('--stream <key>', `send the samples to a Redis stream for \`collect\` instead (e.g. ${STREAM_SINK_DEFAULTS.stream})`, nonBlank('--stream', 'a stream key'))
     .option('--match <glob>', 'the keys to watch (Redis glob)', nonBlank('--match', 'a Redis glob such as *lock*'), WATCH_DEFAULTS.match)
     .option('--db-index <n>', 'watch one database only (default: all)', databaseNumber)
-    .option('--patterns <template...>', 'pattern templates such as order:lock:product:{id}, tried before the heuristics', collect)
+    .option('--patterns <template...>', 'pattern templates such as order:lock:product:{id}, tried before the patterns learned from the keys', collect)
     .option('--instance <name>', 'name of this watcher in the data (default: host:pid)', nonBlank('--instance', 'a name'))
     .option('--configure', 'set the missing notify-keyspace-events classes, and restore the previous setting on exit')
     .option('--progress-ms <ms>', 'how often to report progress on stderr', positiveNumber('--progress-ms'), 10_000)
