@@ -45,8 +45,10 @@ export function learnNames(names: Iterable<string>, aliases: readonly RecordedAl
     return at;
   };
 
-  const miner = new KeyPatternMiner();
-  // What another learner learned, taught first: a position it learned is learned here too.
+  // Names are not keys: a learner saw the keys (their shapes, their count) and decided; here its decisions are
+  // followed (a position it learned is learned here too), and no position is learned again from counting names,
+  // which would merge what a learner kept apart (fifty services' patterns, a team's explicit ones).
+  const miner = new KeyPatternMiner({ literalValues: Number.POSITIVE_INFINITY, maxNodes: Number.MAX_SAFE_INTEGER });
   for (const [from, to, distinct] of aliases) for (const position of learnedPositions(from, to)) miner.markLearned(follow(to), position, distinct);
   const all = [...new Set(names)];
   const followed = all.map(follow);

@@ -23,7 +23,7 @@ import { truncate } from '../text.js';
  * and `maxIssued` patterns remembered for renaming.
  */
 export interface MinerOptions {
-  /** Distinct literal values a position keeps apart; one more and it becomes `{id}`. @default 32 */
+  /** Distinct literal values a position keeps apart (eight times as many at the first); one more and it becomes `{id}`. @default 32 */
   literalValues?: number;
   /** Tree nodes at most; past it a new value's position is generalized, or the key is `{other}`. @default 20000 */
   maxNodes?: number;
@@ -171,7 +171,7 @@ export class KeyPatternMiner {
           // Learned already, but never after this separator: nothing handed out to rename.
           child = this.wildOf(node, sep, value);
           values[i] = child.value;
-        } else if ((literal && node.literals >= this.literalValues) || (this.nodes >= this.maxNodes && node.literals > 0)) {
+        } else if ((literal && node.literals >= this.limitAt(node)) || (this.nodes >= this.maxNodes && node.literals > 0)) {
           this.generalize(node);
           child = this.wildOf(node, sep, value);
           this.renameIssued();
@@ -225,14 +225,23 @@ export class KeyPatternMiner {
   }
 
   /**
+   * Literal values a position keeps apart: `literalValues`, and eight times as many at the first position,
+   * where namespaces stand (services sharing a Redis, apps) and ids rarely do without an id's shape.
+   */
+  private limitAt(node: Node): number {
+    return node === this.root ? this.literalValues * 8 : this.literalValues;
+  }
+
+  /**
    * Counts a value seen in a key behind a value masked in part; true when the position should be learned:
-   * more than `literalValues` such values, behind two masked values or more.
+   * more than its limit of such values (see {@link limitAt}), behind two masked values or more.
    */
   private countRaw(node: Node, raw: string): boolean {
+    const limit = this.limitAt(node);
     const seen = (node.rawValues ??= new Set());
-    if (seen.size > this.literalValues || seen.has(raw)) return false;
+    if (seen.size > limit || seen.has(raw)) return false;
     seen.add(raw);
-    return seen.size > this.literalValues && node.partials >= 2;
+    return seen.size > limit && node.partials >= 2;
   }
 
   /** Merges every child of `node` into one placeholder child per separator: its position is learned. */

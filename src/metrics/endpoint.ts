@@ -9,6 +9,8 @@ export interface MetricsEndpointOptions {
   host?: string;
   /** Key templates, as the recorder's `patterns`. */
   patterns?: readonly string[];
+  /** Distinct patterns as attribute values, as the recorder's `maxPatterns`. @default 100 */
+  maxPatterns?: number;
   source: MetricSource;
   onWarning?: (warning: Warning<OtelWarningKind>) => void;
 }
@@ -35,6 +37,7 @@ export async function startMetricsEndpoint(options: MetricsEndpointOptions): Pro
     meter: provider.getMeter('ttl-advisor'),
     source: options.source,
     ...(options.patterns && { patterns: options.patterns }),
+    ...(options.maxPatterns !== undefined && { maxPatterns: options.maxPatterns }),
     ...(options.onWarning && { onWarning: options.onWarning }),
   });
   try {

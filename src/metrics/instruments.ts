@@ -10,6 +10,7 @@ export const METRIC_NAMES = Object.freeze({
   lateness: 'ttl_advisor.lock.renewal.lateness',
   outcomes: 'ttl_advisor.lock.outcomes',
   ttl: 'ttl_advisor.lock.ttl',
+  renamed: 'ttl_advisor.pattern.renamed',
 });
 
 /**
@@ -23,6 +24,7 @@ export const PROMETHEUS_NAMES = Object.freeze({
   lateness: 'ttl_advisor_lock_renewal_lateness',
   outcomes: 'ttl_advisor_lock_outcomes_total',
   ttl: 'ttl_advisor_lock_ttl',
+  renamed: 'ttl_advisor_pattern_renamed',
 });
 
 /** Which door a sample came through. */

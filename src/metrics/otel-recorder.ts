@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { ConfigError } from '../errors.js';
+import type { PatternAlias } from '../keys/miner.js';
 import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, compileTemplates } from '../keys/pattern.js';
 import { isTrustedSample, refusalOf } from '../sample/check-sample.js';
 import { LearnedPatterns } from '../sample/learned-patterns.js';
@@ -71,6 +72,12 @@ export class OtelRecorder implements SampleRecorder {
   private readonly outcomes: OtelCounter;
   private readonly ttl: OtelObservableGauge;
   private readonly observeTtl = (result: OtelObservableResult) => this.observeTtls(result);
+  private readonly renamed: OtelObservableGauge;
+  /** Provisional pattern → learned, exported so that a Prometheus source reads the old series as the learned one. */
+  private readonly renames = new Map<string, MetricAttributes>();
+  private readonly observeRenames = (result: OtelObservableResult) => {
+    for (const attributes of this.renames.values()) result.observe(1, attributes);
+  };
   private readonly patternOf: LearnedPatterns;
   private readonly series = new Map<string, Series[]>();
   private readonly source: MetricSource;
@@ -92,7 +99,7 @@ export class OtelRecorder implements SampleRecorder {
     // A position learned renames nothing already exported: a series' name never changes under a dashboard. A lock keyed by
     // names shows under its first names (at most `literalValues` of the miner) until its position is learned, then under
     // its pattern; a Prometheus source reads them back as one (see `learnNames`).
-    this.patternOf = new LearnedPatterns(templates);
+    this.patternOf = new LearnedPatterns(templates, (aliases) => this.rename(aliases));
     this.warnings = new WarnOnce<OtelWarningKind>(undefined, options.onWarning);
     const advice = { explicitBucketBoundaries: [...DURATION_BUCKETS_S] };
     this.hold = meter.createHistogram(METRIC_NAMES.hold, { unit: 's', description: 'How long a lock was held, from won to released (or seen gone).', advice });
@@ -101,6 +108,11 @@ export class OtelRecorder implements SampleRecorder {
     this.outcomes = meter.createCounter(METRIC_NAMES.outcomes, { unit: '{lock}', description: 'Locks by how they ended: released, expired, not_acquired, error, lost.' });
     this.ttl = meter.createObservableGauge(METRIC_NAMES.ttl, { unit: 's', description: 'The TTL the locks of a pattern were last taken with.' });
     this.ttl.addCallback(this.observeTtl);
+    this.renamed = meter.createObservableGauge(METRIC_NAMES.renamed, {
+      unit: '1',
+      description: 'A pattern exported before a position of it was learned (`pattern`), and the pattern its series are read as (`learned`): 1.',
+    });
+    this.renamed.addCallback(this.observeRenames);
   }
 
   /** Records one sample. Never throws: an invalid sample is counted and said once. */
@@ -121,6 +133,18 @@ export class OtelRecorder implements SampleRecorder {
   /** Stops reporting the TTL gauge; the instruments' data stays with the meter provider. */
   close(): void {
     this.ttl.removeCallback(this.observeTtl);
+    this.renamed.removeCallback(this.observeRenames);
+  }
+
+  /**
+   * Patterns renamed as a position was learned: their series are never renamed under a dashboard, but they
+   * take no more room in `maxPatterns` (nothing new is recorded under them), and the rename is exported.
+   */
+  private rename(aliases: readonly PatternAlias[]): void {
+    for (const { from, to } of aliases) {
+      this.series.delete(from);
+      if (this.renames.size < MAX_EXPORTED_RENAMES || this.renames.has(from)) this.renames.set(from, { pattern: from, learned: to });
+    }
   }
 
   private recordOrThrow(sample: LockSample): void {
@@ -171,6 +195,8 @@ export class OtelRecorder implements SampleRecorder {
 }
 
 const SOURCES: readonly MetricSource[] = ['withLock', 'instrument', 'watch'];
+/** Renames exported at most (a miner makes at most `literalValues` per position it learns). */
+const MAX_EXPORTED_RENAMES = 10_000;
 
 /** The application's global meter, from its `@opentelemetry/api`: loaded here, when the recorder is made, and only then. */
 function globalMeter(): OtelMeter {

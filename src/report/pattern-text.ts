@@ -6,7 +6,7 @@ import { formatCount } from '../units.js';
 /** How a pattern was learned from the keys, in a sentence; undefined for a pattern named as it was recorded. */
 export function learnedText(learned: LearnedPattern | undefined): string | undefined {
   if (!learned) return undefined;
-  const positions = learned.positions.map((p) => `position ${p.position} (past ${formatCount(p.distinct - 1)} distinct values)`);
+  const positions = learned.positions.map((p) => `position ${p.position}${p.distinct > 1 ? ` (past ${formatCount(p.distinct - 1)} distinct values)` : ''}`);
   const where = positions.length > 0 ? `learned from the keys at ${positions.join(' and ')}` : 'learned from the keys';
   return learned.names > 1 ? `${where}; ${formatCount(learned.names)} recorded names read as this pattern` : where;
 }

@@ -4,7 +4,7 @@ import { encodeRollup } from '../store/histogram/codec.js';
 import { Histogram } from '../store/histogram/histogram.js';
 import { HOUR_MS } from '../units.js';
 import type { PrometheusClient, PromSeries } from './prometheus-client.js';
-import { hourlyBuckets, hourlyCounter, hourlyGauge, hourlyNative, metricNames, labelName } from './promql.js';
+import { hourlyBuckets, hourlyCounter, hourlyGauge, hourlyNative, metricNames, labelName, renames } from './promql.js';
 import { parseNative } from './native.js';
 import { learnNames } from '../keys/learned-names.js';
 import type { BucketLayout, SourceBucket, SourceData, SourceHourRow, SourcePattern } from './types.js';
@@ -46,20 +46,22 @@ export async function readPrometheus(client: PrometheusClient, options: Promethe
   const endHour = Math.max(firstHour + HOUR_MS, Math.ceil(options.untilMs / HOUR_MS) * HOUR_MS);
   // Evaluated at each hour's end: a value at t is the hour (t − 1 h, t].
   const range = (promql: string) => client.queryRange(promql, firstHour + HOUR_MS, endHour, HOUR_MS / 1000);
-  const [classic, native, sums, outcomes, wait, ttl] = await Promise.all([
+  const [classic, native, sums, outcomes, wait, ttl, renamed] = await Promise.all([
     range(hourlyBuckets(names.hold, label)),
     range(hourlyNative(names.hold, label)),
     range(hourlyCounter(`${names.hold}_sum`, label)),
     names.outcomes ? range(hourlyCounter(names.outcomes, label, 'outcome')) : [],
     names.wait ? range(hourlyBuckets(names.wait, label)) : [],
     names.ttl ? range(hourlyGauge(names.ttl, label)) : [],
+    names.renamed ? client.query(renames(names.renamed, (options.untilMs - options.sinceMs) / 1000), options.untilMs) : [],
   ]);
 
   const matchers = (options.patterns ?? []).map(globMatcher);
   // Series exported before their position was learned (`lock:user:anna`, then `lock:user:{id}`) read as one pattern.
   const labels = new Set<string>();
   for (const result of [classic, native, sums, outcomes, wait, ttl]) for (const series of result) if (series.metric[label] !== undefined) labels.add(series.metric[label]);
-  const { nameOf } = learnNames(labels, []);
+  const aliases = renamed.flatMap((s) => (s.metric.pattern !== undefined && s.metric.learned !== undefined ? [[s.metric.pattern, s.metric.learned, 0] as const] : []));
+  const { nameOf } = learnNames(labels, aliases);
   const hours = new Map<string, Map<number, Hour>>();
   const hourOf = (series: PromSeries, t: number): Hour | undefined => {
     const recorded = series.metric[label];

@@ -16,6 +16,8 @@ export interface MetricNames {
   wait?: string;
   outcomes?: string;
   ttl?: string;
+  /** Ours only: the patterns an `OtelRecorder` exported before a position was learned, and what they are read as. */
+  renamed?: string;
 }
 
 export const OUR_METRICS: Readonly<Required<MetricNames>> = Object.freeze({
@@ -23,6 +25,7 @@ export const OUR_METRICS: Readonly<Required<MetricNames>> = Object.freeze({
   wait: 'ttl_advisor_lock_wait_duration(?:_seconds)?',
   outcomes: 'ttl_advisor_lock_outcomes_total',
   ttl: 'ttl_advisor_lock_ttl(?:_seconds)?',
+  renamed: 'ttl_advisor_pattern_renamed(?:_ratio)?',
 });
 
 /** The names for `--metric <name>`: a team's own hold-time histogram in seconds (`_bucket`, `_count`, `_sum`, or native). */
@@ -71,6 +74,11 @@ export function hourlyCounter(names: string, patternLabel: string, extra = ''): 
 /** Per hour: a native histogram's growth by pattern (`increase()`: native counts are rounded). */
 export function hourlyNative(names: string, patternLabel: string): string {
   return `sum by (${patternLabel}) (increase(${selector(names)}[1h]))`;
+}
+
+/** Over the window: each rename an `OtelRecorder` exported (`pattern` → `learned`), whatever the process. */
+export function renames(names: string, windowS: number): string {
+  return `max by (pattern, learned) (max_over_time(${selector(names)}[${Math.max(3600, Math.ceil(windowS))}s]))`;
 }
 
 /** Per hour: the TTL gauge's last value by pattern (seconds). */

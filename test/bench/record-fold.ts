@@ -1,5 +1,8 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import type { LockSample } from '../../src/index.js';
 // The aggregator is internal (not exported by the package): bundled from source with the benchmark code.
 import { aggregatorFor } from '../../src/record/aggregator.js';
@@ -156,14 +159,19 @@ export function compareRecorders(
 export async function benchRecordFold(dir: string, { count = 400_000, rounds = 9 } = {}) {
   const opened: InstanceType<typeof lib.SqliteRecorder>[] = [];
   const paths: string[] = [];
+  // Sealed now and then, as a recorder does, so hours and raw rows do not pile up.
+  const folding = (made: typeof aggregatorFor): Recording => {
+    const aggregator = made('bench', [], { maxPatterns: 1000, budget: { failed: 1000, slowest: 10, uniform: 40 }, rawSampleRate: 0, maxPendingRawRows: 50_000 });
+    let folded = 0;
+    return { record: (sample) => void (aggregator.foldSafely(sample, false), ++folded % 65_536 === 0 && aggregator.seal(Date.now())) };
+  };
+  // TTL_ADVISOR_BENCH_BASELINE=<commit>: that commit's aggregator beside today's, in the same rounds (a change's cost, measured).
+  const baselineCommit = process.env.TTL_ADVISOR_BENCH_BASELINE;
+  const baseline = baselineCommit ? await aggregatorAt(baselineCommit, dir) : undefined;
   const results = compareRecorders(
     {
-      Aggregator: () => {
-        const aggregator = aggregatorFor('bench', [], { maxPatterns: 1000, budget: { failed: 1000, slowest: 10, uniform: 40 }, rawSampleRate: 0, maxPendingRawRows: 50_000 });
-        let folded = 0;
-        // Sealed now and then, as a recorder does, so hours and raw rows do not pile up.
-        return { record: (sample) => void (aggregator.foldSafely(sample, false), ++folded % 65_536 === 0 && aggregator.seal(Date.now())) };
-      },
+      Aggregator: () => folding(aggregatorFor),
+      ...(baseline ? { [`Aggregator@${baselineCommit}`]: () => folding(baseline) } : {}),
       SqliteRecorder: (keys) => {
         const path = join(dir, `bench-record-fold-${keys}.db`);
         rmSync(path, { force: true });
@@ -191,5 +199,24 @@ export async function benchRecordFold(dir: string, { count = 400_000, rounds = 9
         `wall ${r.wallNs.median} ns — per call over a no-op recorder building the same samples, ${rounds} rounds (target ≤ 200)`,
     );
   }
-  return { samplesPerPass: count, rounds, recorded, counted, results, target: { recordNsPerCall: '≤ 200' } };
+  let vsBaseline: { distinctKeys: number; ratio: number }[] | undefined;
+  if (baseline) {
+    vsBaseline = [...new Set(results.map((r) => r.distinctKeys))].map((keys) => {
+      const of = (name: string) => results.find((r) => r.recorder === name && r.distinctKeys === keys)!.threadNs.median;
+      return { distinctKeys: keys, ratio: round(of('Aggregator') / of(`Aggregator@${baselineCommit}`), 3) };
+    });
+    for (const v of vsBaseline) log(`record() fold  ${v.distinctKeys} distinct keys: today's aggregator ÷ ${baselineCommit}'s = ${v.ratio} (caller's CPU, medians of the same rounds)`);
+  }
+  return { samplesPerPass: count, rounds, recorded, counted, results, ...(vsBaseline && { baseline: baselineCommit, vsBaseline }), target: { recordNsPerCall: '≤ 200' } };
+}
+
+/** `commit`'s `aggregatorFor`, built from git into `dir`: the bench's baseline. */
+async function aggregatorAt(commit: string, dir: string): Promise<typeof aggregatorFor> {
+  const root = join(dir, `baseline-${commit.replace(/[^\w.-]/g, '_')}`);
+  mkdirSync(root, { recursive: true });
+  const archive = execFileSync('git', ['archive', '--format=tar', commit, 'src'], { maxBuffer: 256 * 1024 * 1024 });
+  execFileSync('tar', ['-x', '-C', root], { input: archive });
+  const outfile = join(root, 'aggregator.mjs');
+  await build({ entryPoints: [join(root, 'src/record/aggregator.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile, logLevel: 'warning' });
+  return ((await import(pathToFileURL(outfile).href)) as { aggregatorFor: typeof aggregatorFor }).aggregatorFor;
 }

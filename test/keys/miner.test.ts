@@ -93,7 +93,8 @@ describe('KeyPatternMiner: patterns learned from the keys', () => {
 
   it('keeps a Redis Cluster hash tag’s braces apart from a placeholder', () => {
     expect(mine(['bull:{render}:42:lock', 'bull:{render}:43:lock'])).toEqual(['bull:{{render}}:{id}:lock', 'bull:{{render}}:{id}:lock']);
-    const tagged = mine(Array.from({ length: 100 }, (_, i) => `{tenant-${String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26))}}:lock`));
+    // At the first position, where namespaces stand, past 256 values (eight times the limit elsewhere).
+    const tagged = mine(Array.from({ length: 300 }, (_, i) => `{tenant-${String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26))}}:lock`));
     expect(new Set(tagged)).toEqual(new Set(['{{{id}}}:lock']));
     // A template says the same: `{{` and `}}` are literal braces.
     const [template] = compileTemplates(['bull:{{render}}:{job}:lock']);
@@ -153,11 +154,14 @@ describe('learnNames: the names several learners recorded, read as one learner w
     expect(learned.get('lock:user:{id}')).toEqual({ names: 35, positions: [{ position: 3, distinct: 33 }] });
   });
 
-  it('learns from names alone (metric series exported before their position was learned)', () => {
-    const names = [...Array.from({ length: 40 }, (_, i) => `lock:account:name${String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26))}`), 'lock:account:{id}', 'lock:order:{id}'];
+  it('never learns a position from counting names: what the learners kept apart stays apart', () => {
+    // Fifty services' patterns (a team's explicit ones, say), and a lock's numeric ids beside a literal name.
+    const names = [...Array.from({ length: 50 }, (_, i) => `svc${i}:lock:entity:{id}`), 'job:lock:{id}', 'job:lock:global', 'job:lock:{uuid}'];
     const { nameOf } = learnNames(names, []);
-    expect(new Set(names.slice(0, 41).map((n) => nameOf.get(n)))).toEqual(new Set(['lock:account:{id}']));
-    expect(nameOf.get('lock:order:{id}')).toBe('lock:order:{id}');
+    for (const name of names) expect(nameOf.get(name)).toBe(name);
+    // Where a learner renamed one of them, its position is learned for all.
+    const renamed = learnNames(names, [['svc1:lock:entity:{id}', '{id}:lock:entity:{id}', 400]]).nameOf;
+    expect(new Set(names.slice(0, 50).map((n) => renamed.get(n)))).toEqual(new Set(['{id}:lock:entity:{id}']));
   });
 
   it('names the positions a rename learned', () => {

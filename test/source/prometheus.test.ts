@@ -51,7 +51,8 @@ describe('readPrometheus over native histograms', () => {
   it('reads the buckets at their upper bounds, states the schema, and sends the headers it was given', async () => {
     const client = new PrometheusClient({ url: `${api.url}/prometheus/`, headers: { 'X-Scope-OrgID': 'tenant-a' }, auth: { kind: 'basic', username: 'u', password: 'p' } });
     const data = await readPrometheus(client, { sinceMs: untilMs - 2 * HOUR_MS, untilMs });
-    expect(api.asked.every((a) => a.path === '/prometheus/api/v1/query_range')).toBe(true);
+    // Range queries per hour, and one instant query: the pattern renames an OtelRecorder exported.
+    expect(api.asked.filter((a) => a.path !== '/prometheus/api/v1/query_range').map((a) => a.path)).toEqual(['/prometheus/api/v1/query']);
     expect(api.asked[0]!.headers['x-scope-orgid']).toBe('tenant-a');
     expect(api.asked[0]!.headers.authorization).toBe(`Basic ${Buffer.from('u:p').toString('base64')}`);
     expect(data.patterns).toHaveLength(1);
@@ -124,5 +125,38 @@ describe('redactHttpUrl', () => {
 describe('hourlyGrowth', () => {
   it('falls back to increase() only for series that reset', () => {
     expect(hourlyGrowth('x')).toBe('((last_over_time(x[1h]) - (last_over_time(x[1h] offset 1h) or last_over_time(x[1h]) * 0)) unless resets(x[1h]) > 0) or increase(x[1h])');
+  });
+});
+
+describe('readPrometheus: series exported before their position was learned', () => {
+  let api: Awaited<ReturnType<typeof fakeApi>>;
+  const untilMs = Date.UTC(2026, 11, 4, 10, 30);
+  const bucket = (k: number, n: number): [number, string, string, string] => [0, String(2 ** (k / 8)), String(2 ** ((k + 1) / 8)), String(n)];
+  // An OtelRecorder exports a lock keyed by names under its first 32 names, then under the learned pattern; and {other}.
+  const names = Array.from({ length: 32 }, (_, i) => `lock:account:user${String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26))}`);
+  const series: [string, number][] = [...names.map((n): [string, number] => [n, 1]), ['lock:account:{id}', 968], ['cron:lock:digest', 300], ['{other}', 50]];
+
+  beforeAll(async () => {
+    api = await fakeApi((form, req, res) => {
+      const query = form.get('query') ?? '';
+      const native = query.startsWith('sum by (pattern) (increase(');
+      const t = Math.ceil(untilMs / HOUR_MS) * 3600;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      // The renames the recorder exported (ttl_advisor_pattern_renamed), asked once over the window.
+      if (req.url!.endsWith('/api/v1/query') && query.includes('ttl_advisor_pattern_renamed')) {
+        return void res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result: names.map((pattern) => ({ metric: { pattern, learned: 'lock:account:{id}' }, value: [t, '1'] })) } }));
+      }
+      res.end(matrix(native ? series.map(([pattern, n]) => ({ metric: { pattern }, histograms: [[t, { count: String(n), sum: String(n * 0.01), buckets: [bucket(-56, n)] }]] })) : []));
+    });
+  });
+  afterAll(() => api.server.close());
+
+  it('reads them as one pattern, keeps a few job names apart, and counts {other} apart with no advice', async () => {
+    const data = await readPrometheus(new PrometheusClient({ url: api.url }), { sinceMs: untilMs - 2 * HOUR_MS, untilMs });
+    expect(data.patterns.map((p) => p.pattern).sort()).toEqual(['cron:lock:digest', 'lock:account:{id}', '{other}']);
+    const analysis = analyzeSource(data, { sinceMs: untilMs - 2 * HOUR_MS, untilMs });
+    expect(analysis.patterns.find((p) => p.pattern === 'lock:account:{id}')!.count).toBe(1000);
+    expect(analysis.patterns.map((p) => p.pattern)).not.toContain('{other}');
+    expect(analysis.unattributed?.count).toBe(50);
   });
 });
