@@ -58,3 +58,11 @@ export function pad(text: string, width: number, align: 'left' | 'right' = 'left
   const fill = ' '.repeat(Math.max(0, width - displayWidth(text)));
   return align === 'left' ? text + fill : fill + text;
 }
+
+/**
+ * A string of its own with `text`'s characters: a cut of 13 characters or more of a key is a view
+ * that keeps the whole key alive (a 64 KB key, say) in whatever keeps the cut.
+ */
+export function ownCopy(text: string): string {
+  return text.length < 13 ? text : (JSON.parse(JSON.stringify(text)) as string);
+}

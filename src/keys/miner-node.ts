@@ -1,4 +1,23 @@
-/** A node of the miner's prefix tree (`miner.ts`), and the shapes of the values at its position. */
+/** The miner's options (`miner.ts`), a node of its prefix tree, and the shapes of the values at a position. */
+
+export interface MinerOptions {
+  /** Distinct literal values a position keeps apart (eight times as many at the first); one more and it becomes `{id}`. @default 32 */
+  literalValues?: number;
+  /** Tree nodes at most; past it a new value's position is generalized, or the key is `{other}`. @default 20000 */
+  maxNodes?: number;
+  /** Patterns handed out and remembered (to rename them when their position is learned). @default 10000 */
+  maxIssued?: number;
+}
+
+/** A rename: what was recorded under `from` belongs to `to` (a position of `from` was learned). */
+export interface PatternAlias {
+  from: string;
+  to: string;
+  /** Distinct values the learned position had seen when it was learned. */
+  distinct: number;
+}
+
+export const MINER_DEFAULTS = Object.freeze({ literalValues: 32, maxNodes: 20_000, maxIssued: 10_000 });
 
 /** Values that took `{id}` by their look and agree on a shape, before a literal of that shape is read as an id. */
 export const SHAPE_EVIDENCE = 8;

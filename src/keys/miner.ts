@@ -1,7 +1,12 @@
 import { OVERFLOW_PATTERN, MAX_PATTERN_LENGTH } from './pattern.js';
 import { ID, cutKey, isPlaceholder, maskValue, segmentsOfName, type Segments } from './segments.js';
-import { Node, SHAPE_EVIDENCE, fitsShape, shapeOf } from './miner-node.js';
-import { truncate } from '../text.js';
+import { MINER_DEFAULTS, Node, SHAPE_EVIDENCE, fitsShape, shapeOf, type MinerOptions, type PatternAlias } from './miner-node.js';
+
+export { MINER_DEFAULTS, type MinerOptions, type PatternAlias } from './miner-node.js';
+import { ownCopy as own, truncate } from '../text.js';
+
+/** A tagged placeholder: a hash tag's braces around a learned value. */
+export const TAGGED_ID = `{{${ID}}}`;
 
 /**
  * Key patterns learned from the keys seen: a position whose values are many
@@ -22,28 +27,6 @@ import { truncate } from '../text.js';
  * one, never lost or counted twice. Memory is bounded by `maxNodes` tree nodes
  * and `maxIssued` patterns remembered for renaming.
  */
-export interface MinerOptions {
-  /** Distinct literal values a position keeps apart (eight times as many at the first); one more and it becomes `{id}`. @default 32 */
-  literalValues?: number;
-  /** Tree nodes at most; past it a new value's position is generalized, or the key is `{other}`. @default 20000 */
-  maxNodes?: number;
-  /** Patterns handed out and remembered (to rename them when their position is learned). @default 10000 */
-  maxIssued?: number;
-}
-
-/** A rename: what was recorded under `from` belongs to `to` (a position of `from` was learned). */
-export interface PatternAlias {
-  from: string;
-  to: string;
-  /** Distinct values the learned position had seen when it was learned. */
-  distinct: number;
-}
-
-export const MINER_DEFAULTS = Object.freeze({ literalValues: 32, maxNodes: 20_000, maxIssued: 10_000 });
-
-/** A tagged placeholder: a hash tag's braces around a learned value. */
-export const TAGGED_ID = `{{${ID}}}`;
-
 export class KeyPatternMiner {
   /** Grows by one at each generalization: a cache of patterns is stale when it changed. */
   generation = 0;
@@ -121,7 +104,7 @@ export class KeyPatternMiner {
     const pattern = this.render(segments);
     if (!this.issued.has(pattern)) {
       if (this.issued.size >= this.maxIssued) this.issued.delete(this.issued.keys().next().value!);
-      this.issued.set(pattern, segments);
+      this.issued.set(pattern, { seps: segments.seps, values: segments.values.map(own) });
     }
     return pattern;
   }
@@ -156,6 +139,7 @@ export class KeyPatternMiner {
         child = node.children?.get(sep + ID);
       } else if (grow && raw !== undefined && value === ID && this.noteShape(node, raw[i]!)) {
         this.renameIssued();
+        child = node.children?.get(sep + ID);
       }
       if (grow && raw !== undefined && raw[i] !== value && !isPlaceholder(value) && this.countRaw(node, raw[i]!)) {
         // Many values behind a few masked ones: the position is learned.
@@ -179,7 +163,7 @@ export class KeyPatternMiner {
         } else if (this.nodes >= this.maxNodes) {
           return undefined;
         } else {
-          child = new Node(sep, value);
+          child = new Node(sep, own(value));
           (node.children ??= new Map()).set(sep + value, child);
           if (literal) node.literals++;
           if (literal && raw !== undefined && raw[i] !== value) node.partials++;
@@ -240,7 +224,7 @@ export class KeyPatternMiner {
     const limit = this.limitAt(node);
     const seen = (node.rawValues ??= new Set());
     if (seen.size > limit || seen.has(raw)) return false;
-    seen.add(raw);
+    seen.add(own(raw));
     return seen.size > limit && node.partials >= 2;
   }
 
@@ -292,7 +276,7 @@ export class KeyPatternMiner {
         continue;
       }
       const literal = !isPlaceholder(child.value);
-      if (literal && target.literals >= this.literalValues) {
+      if (literal && target.literals >= this.limitAt(target)) {
         this.generalize(target);
         this.absorb(this.wildOf(target, child.sep, child.value), child);
         continue;
@@ -321,6 +305,7 @@ export class KeyPatternMiner {
   }
 
   private render({ seps, values }: Segments): string {
+    // (Concatenated, the pattern holds no cut of the key: a map that keys by it flattens it.)
     let pattern = '';
     for (let i = 0; i < values.length; i++) pattern += seps[i]! + values[i]!;
     return truncate(pattern, MAX_PATTERN_LENGTH);

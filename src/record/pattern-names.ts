@@ -4,9 +4,6 @@ import { resolveLearned } from '../sample/learned-patterns.js';
 import type { AliasRow } from '../store/input.js';
 import { truncate } from '../text.js';
 
-/** Renames waiting for a seal at most: a miner makes a few per position it learns, a seal takes them every second or so. */
-const MAX_PENDING_ALIASES = 100_000;
-
 /**
  * How an aggregator names what it folds: a key's pattern (a template, else learned by the miner,
  * see `keys/miner.ts`), the renames learning makes (kept for the next seal, so that the samples
@@ -14,11 +11,13 @@ const MAX_PENDING_ALIASES = 100_000;
  * renamed provisional pattern no longer takes a place and `{other}` never does.
  */
 export class PatternNames {
-  /** Renames that found no room while waiting for a seal (see {@link MAX_PENDING_ALIASES}). */
-  aliasesDropped = 0;
   /** Learns the patterns of keys with neither an explicit pattern nor a template. */
   readonly miner = new KeyPatternMiner();
   private generation = 0;
+  /**
+   * Renames since the last seal. Bounded without a cap: each renames a pattern the miner remembers (at most
+   * `maxIssued`), and a pattern is renamed at most once per position it has.
+   */
   private pending: AliasRow[] = [];
   private readonly budget = new Map<string, Set<string>>();
 
@@ -35,8 +34,7 @@ export class PatternNames {
       for (const { from, to, distinct } of this.miner.takeAliases()) {
         // A provisional pattern's samples are read as the learned one's: it no longer takes a place in the budget.
         for (const names of this.budget.values()) names.delete(from);
-        if (this.pending.length < MAX_PENDING_ALIASES) this.pending.push([from, to, distinct]);
-        else this.aliasesDropped++;
+        this.pending.push([from, to, distinct]);
       }
     }
     return pattern;

@@ -1,5 +1,6 @@
 import { idPrefixAt, idStartOf, representativeOf } from '../keys/id-prefix.js';
 import { MAX_TEMPLATE_KEY_LENGTH, type CompiledTemplate } from '../keys/pattern.js';
+import { ownCopy } from '../text.js';
 
 /** Keys (and id prefixes) remembered at most; a full map is emptied and refilled. */
 export const KEY_CACHE_LIMIT = 10_000;
@@ -187,7 +188,7 @@ export class PatternCache<V> {
     if (this.prefixCount + this.byPrefix.size >= this.limit) this.clearPrefixes();
     else if (collided !== undefined && this.learn(key, collided, length)) this.rebuild(hashes.length);
     else if (this.prefixCount * 2 >= hashes.length && hashes.length < this.maxSlots) this.rebuild(hashes.length * 2);
-    const own = copyOf(key.slice(0, length));
+    const own = ownCopy(key.slice(0, length));
     this.put(this.hashOf(own, start), own, start, value);
     return value;
   }
@@ -219,7 +220,3 @@ export class PatternCache<V> {
   }
 }
 
-/** A string of its own with `text`'s characters: a cut of a key keeps the whole key alive (a 5,000-character one, say). */
-function copyOf(text: string): string {
-  return JSON.parse(JSON.stringify(text)) as string;
-}
