@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { KeyspaceWatcher } from '../../src/index.js';
 import { openForWriting } from '../../src/store/schema.js';
 import { SCHEMA_VERSION } from '../../src/store/format.js';
@@ -114,8 +114,10 @@ describe('watch: --db checked before anything is subscribed', () => {
     const roFolder = join(dir, 'ro-folder');
     mkdirSync(roFolder, { mode: 0o555 });
     chmodSync(dir, 0o755);
-    // Root writes whatever the mode bits say: the CLI runs as nobody there.
+    // Root writes whatever the mode bits say: the CLI runs as nobody there, who must be able to reach the CLI
+    // and its node_modules (a clone in a private folder, `mktemp -d` or root's home, lets nobody through).
     const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    if (process.getuid?.() === 0) letNobodyThrough(cli);
     const run = (db: string) =>
       spawnSync(process.execPath, [cli, 'watch', '--redis', server.url, '--db', db], { encoding: 'utf8', env: { ...process.env, HOME: dir }, timeout: 30_000, ...asUser });
     const file = run(join(ro, 'samples.db'));
@@ -136,6 +138,25 @@ describe('watch: --db checked before anything is subscribed', () => {
     expect(writable.stderr).toMatch(/Cannot connect to Redis at 127\.0\.0\.1:1/);
   });
 });
+
+/**
+ * Lets others traverse (not list) every folder above `path` that refuses them, until the test ends:
+ * what a clone in a private folder needs for a process run as nobody to load the CLI.
+ */
+function letNobodyThrough(path: string): void {
+  const changed: [string, number][] = [];
+  for (let at = dirname(path); ; at = dirname(at)) {
+    const mode = statSync(at).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      chmodSync(at, mode | 0o001);
+      changed.push([at, mode]);
+    }
+    if (dirname(at) === at) break;
+  }
+  onTestFinished(() => {
+    for (const [at, mode] of changed.reverse()) chmodSync(at, mode);
+  });
+}
 
 describe('watch: options that cannot be right', () => {
   it('item 15: empty --match and --instance, and --db-index negative, fractional, empty or beyond 2^31: one line, exit 2', async () => {
