@@ -214,6 +214,7 @@ export class RedisStreamSink extends EventEmitter implements SampleRecorder {
     }
     for (; excess > 0; excess--) {
       const oldest = this.pending.shift()!;
+      this.aggregator.restoreAliases([oldest.batch]);
       this.pendingSamples -= oldest.samples;
       this.dropped += oldest.samples;
       this.rawDropped += oldest.batch.raw.length;

@@ -5,7 +5,7 @@ export interface MinerOptions {
   literalValues?: number;
   /** Tree nodes at most; past it a new value's position is generalized, or the key is `{other}`. @default 20000 */
   maxNodes?: number;
-  /** Patterns handed out and remembered (to rename them when their position is learned). @default 10000 */
+  /** Patterns handed out and remembered (to rename them when their position is learned); as many as nodes, so none is forgotten. @default 20000 */
   maxIssued?: number;
 }
 
@@ -17,7 +17,7 @@ export interface PatternAlias {
   distinct: number;
 }
 
-export const MINER_DEFAULTS = Object.freeze({ literalValues: 32, maxNodes: 20_000, maxIssued: 10_000 });
+export const MINER_DEFAULTS = Object.freeze({ literalValues: 32, maxNodes: 20_000, maxIssued: 20_000 });
 
 /** Values that took `{id}` by their look and agree on a shape, before a literal of that shape is read as an id. */
 export const SHAPE_EVIDENCE = 8;
@@ -60,7 +60,11 @@ export class Node {
    * The distinct values seen in the key behind those (at most `literalValues` + 1): many of them
    * behind a few masked ones (`SKU-{id}-BLK`, `SKU-{id}-RED`…) are one position's ids too.
    */
-  rawValues: Set<string> | undefined;
+  rawValues: Set<number> | undefined;
+  /** A value masked in part (`SKU-{id}-BLK`): counted in its parent's `partials` wherever it moves. */
+  partial = false;
+  /** Hashes of the distinct values that took `{id}` by their look, until their shape is established. */
+  shapeSeen: Set<number> | undefined;
   /** Literal children by their value as it stands in a key (the same text): no masking on the way. */
   byRaw: Map<string, Node> | undefined;
   /**

@@ -152,7 +152,8 @@ export class KeyPatternMiner {
         if (!grow) return undefined;
         const literal = !isPlaceholder(value);
         if (node.wild !== undefined) {
-          // Learned already, but never after this separator: nothing handed out to rename.
+          // Learned already, but never after this separator: nothing handed out to rename (none past the bound).
+          if (this.nodes >= this.maxNodes) return undefined;
           child = this.wildOf(node, sep, value);
           values[i] = child.value;
         } else if ((literal && node.literals >= this.limitAt(node)) || (this.nodes >= this.maxNodes && node.literals > 0)) {
@@ -166,7 +167,10 @@ export class KeyPatternMiner {
           child = new Node(sep, own(value));
           (node.children ??= new Map()).set(sep + value, child);
           if (literal) node.literals++;
-          if (literal && raw !== undefined && raw[i] !== value) node.partials++;
+          if (literal && raw !== undefined && raw[i] !== value) {
+            child.partial = true;
+            node.partials++;
+          }
           this.nodes++;
         }
       }
@@ -182,14 +186,22 @@ export class KeyPatternMiner {
    * and the literal children of that shape were moved into `{id}` (renames to make).
    */
   private noteShape(node: Node, raw: string): boolean {
-    if (node.idShape < 0 || node.idShapeCount > SHAPE_EVIDENCE) return false;
+    // Once established, a shape stays: what it made an id must stay one.
+    if (node.idShape < 0 || node.idShapeCount >= SHAPE_EVIDENCE) return false;
     const shape = shapeOf(raw);
     if (shape < 0 || (node.idShapeCount > 0 && shape >> 6 !== node.idShape >> 6)) {
       node.idShape = -1;
       return false;
     }
+    // Distinct values: one value seen again (after a cache was emptied) is no more evidence.
+    const seen = (node.shapeSeen ??= new Set());
+    const hash = hashOf(raw);
+    if (seen.has(hash)) return false;
+    seen.add(hash);
     node.idShape |= shape;
-    if (++node.idShapeCount !== SHAPE_EVIDENCE || node.children === undefined) return false;
+    if (++node.idShapeCount !== SHAPE_EVIDENCE) return false;
+    node.shapeSeen = undefined;
+    if (node.children === undefined) return false;
     let moved = false;
     for (const [name, child] of [...node.children]) {
       if (isPlaceholder(child.value) || !fitsShape(node, child.value)) continue;
@@ -223,8 +235,9 @@ export class KeyPatternMiner {
   private countRaw(node: Node, raw: string): boolean {
     const limit = this.limitAt(node);
     const seen = (node.rawValues ??= new Set());
-    if (seen.size > limit || seen.has(raw)) return false;
-    seen.add(own(raw));
+    // Many values seen (before or after the second masked shape came): learned now.
+    if (seen.size > limit) return node.partials >= 2;
+    seen.add(hashOf(raw));
     return seen.size > limit && node.partials >= 2;
   }
 
@@ -283,6 +296,7 @@ export class KeyPatternMiner {
       }
       (target.children ??= new Map()).set(child.sep + child.value, child);
       if (literal) target.literals++;
+      if (child.partial) target.partials++;
     }
   }
 
@@ -312,3 +326,9 @@ export class KeyPatternMiner {
   }
 }
 
+/** A 32-bit hash of a value (FNV-1a): what the counts of distinct values keep, not the values (up to 64 KB each). */
+function hashOf(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}

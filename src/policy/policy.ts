@@ -3,6 +3,7 @@ import { PolicyFileError } from '../errors.js';
 import { MAX_TTL_MS } from '../units.js';
 import { duplicateKey } from './json-keys.js';
 import { KeyPatternMiner } from '../keys/miner.js';
+import { cutKey, segmentsOfName } from '../keys/segments.js';
 import { compileTemplates, parseTemplate, type CompiledTemplate } from '../keys/pattern.js';
 import type { TtlSource } from '../lock/options.js';
 import { KEY_CACHE_LIMIT, PatternCache } from '../sample/pattern-cache.js';
@@ -72,6 +73,8 @@ export class TtlPolicy implements TtlSource {
   private readonly cache: PatternCache<PolicyMatch>;
   /** Learns the keys' patterns as a recorder does, so that an entry `apply` wrote for a learned pattern (`lock:user:{id}`) covers its keys. */
   private readonly miner = new KeyPatternMiner();
+  /** The entries named after data patterns (`lock:user:{id}`), as templates: for keys whose position this process has not learned yet. */
+  private readonly patternEntries: CompiledTemplate[];
 
   constructor(
     readonly document: PolicyDocument,
@@ -79,6 +82,7 @@ export class TtlPolicy implements TtlSource {
   ) {
     this.defaultTtlMs = document.defaultTtlMs ?? DEFAULT_POLICY_TTL_MS;
     this.templates = compileTemplates(Object.keys(document.locks).filter(isTemplate));
+    this.patternEntries = compileTemplates(Object.keys(document.locks).filter((e) => !isTemplate(e) && parseTemplate(e).placeholders.length > 0));
     this.cache = new PatternCache(this.templates, (key) => this.resolve(key), KEY_CACHE_LIMIT, this.miner);
   }
 
@@ -104,10 +108,16 @@ export class TtlPolicy implements TtlSource {
 
   private resolve(key: string): PolicyMatch {
     const heuristic = this.miner.patternOf(key);
+    this.miner.takeAliases(); // a policy keeps no renames: its cache is derived anew when the miner learns
     const found = this.entryForPattern(heuristic) ?? this.templateFor(key);
-    return found
-      ? { ttlMs: found.entry.ttlMs, pattern: found.pattern, matched: true, ...leaseOf(found.entry) }
-      : { ttlMs: this.defaultTtlMs, pattern: heuristic, matched: false };
+    if (found) return { ttlMs: found.entry.ttlMs, pattern: found.pattern, matched: true, ...leaseOf(found.entry) };
+    // An entry of a learned pattern that this process has not learned yet (`lock:user:{id}` for the first names
+    // after a start) is no proof the key is its lock, but a TTL shorter than the entry's could expire under a holder:
+    // the longer of the default and the entry's, never the shorter.
+    const positions = cutKey(key).raw.length;
+    const loose = this.patternEntries.find((t) => t.matches(key) && segmentsOfName(t.template).values.length === positions);
+    const ttlMs = loose ? Math.max(this.defaultTtlMs, this.document.locks[loose.template]!.ttlMs) : this.defaultTtlMs;
+    return { ttlMs, pattern: heuristic, matched: false };
   }
 
   private templateFor(key: string): { pattern: string; entry: PolicyEntry } | undefined {

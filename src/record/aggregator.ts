@@ -9,7 +9,8 @@ import type { WarnOnce } from '../sample/warn-once.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
 import { DeferredInserts } from './deferred-inserts.js';
 import { SAMPLE_SLOTS, putNumbers } from './sample-numbers.js';
-import { LeaseFold, PatternHour, Series } from './pattern-hour.js';
+import { HoursInMemory } from './hours-in-memory.js';
+import { LeaseFold, type PatternHour, Series } from './pattern-hour.js';
 import { PatternNames } from './pattern-names.js';
 import { markWritten, type RawBudget } from './raw-budget.js';
 
@@ -60,10 +61,9 @@ export class Aggregator {
   private readonly byKey: PatternCache<Series>;
   private readonly byPattern = new Map<string, Series>();
   private readonly byInstance = new Map<string, Map<string, Series>>();
-  private readonly hours = new Set<PatternHour>();
+  private readonly hours: HoursInMemory;
   /** Hold and wait inserts, done together (see `DeferredInserts`); {@link seal} does what is left. */
   private readonly inserts = new DeferredInserts();
-  private readonly maxHours: number;
   private pendingRaw: RawRow[] = [];
   private pendingGaps: { instance: string; row: GapRow }[] = [];
   private pendingRawInstance: string[] = [];
@@ -74,8 +74,8 @@ export class Aggregator {
 
   constructor(private readonly options: AggregatorOptions) {
     // Each pattern's current hour, the one before, and room for stragglers.
-    this.maxHours = options.maxPatterns * 3 + 64;
-    this.names = new PatternNames(options.templates, options.maxPatterns);
+    this.hours = new HoursInMemory(options.maxPatterns * 3 + 64, options.budget);
+    this.names = new PatternNames(options.templates, options.maxPatterns, (from) => this.renamed(from));
     this.byKey = new PatternCache(options.templates, (key) => this.seriesFor(options.instance, this.names.of(key), this.byPattern), KEY_CACHE_LIMIT, this.names.miner);
   }
 
@@ -126,9 +126,9 @@ export class Aggregator {
     let hour = series.current;
     // Most samples fall in their series' current hour: two comparisons, where the bucket's floating-point modulo costs more.
     if (hour === undefined || tsMs < hour.bucketStartMs || tsMs >= hour.bucketStartMs + BUCKET_MS) {
-      hour = this.hourOf(series, tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS));
+      hour = this.hours.of(series, tsMs - (((tsMs % BUCKET_MS) + BUCKET_MS) % BUCKET_MS));
       if (hour === undefined) {
-        this.lastRefusal = `more than ${this.maxHours} (pattern, hour) aggregates in memory`;
+        this.lastRefusal = `more than ${this.hours.max} (pattern, hour) aggregates in memory`;
         return FOLD.noRoom;
       }
     }
@@ -256,6 +256,17 @@ export class Aggregator {
     return this.hours.size;
   }
 
+  /** Renames a seal carried that were dropped with it (no writer, a stream that never took it): sent with the next seal. */
+  restoreAliases(batches: readonly DeltaBatch[]): void {
+    for (const batch of batches) if (batch.aliases) this.names.restore(batch.aliases);
+  }
+
+  /** A provisional pattern of this instance was renamed: its hours in memory are no longer counted against the bound. */
+  private renamed(from: string): void {
+    const series = this.byPattern.get(from);
+    if (series) this.hours.markRenamed(series);
+  }
+
   /** Raw rows waiting for the next seal. */
   get pendingRawRows(): number {
     return this.pendingRaw.length;
@@ -267,10 +278,7 @@ export class Aggregator {
       const raw = batchOf(hour.series.instance).raw;
       for (const row of rows) raw.push(row);
     }
-    this.hours.delete(hour);
-    const series = hour.series;
-    series.hours.splice(series.hours.indexOf(hour), 1);
-    if (series.current === hour) series.current = series.hours.at(-1);
+    this.hours.remove(hour);
   }
 
   private pushRaw(row: RawRow, instance: string): void {
@@ -280,18 +288,6 @@ export class Aggregator {
     }
     this.pendingRaw.push(row);
     this.pendingRawInstance.push(instance);
-  }
-
-  private hourOf(series: Series, bucket: number): PatternHour | undefined {
-    let hour = series.hours.find((h) => h.bucketStartMs === bucket);
-    if (!hour) {
-      if (this.hours.size >= this.maxHours) return undefined;
-      hour = new PatternHour(series, bucket, this.options.budget);
-      series.hours.push(hour);
-      this.hours.add(hour);
-    }
-    if (!series.current || bucket >= series.current.bucketStartMs) series.current = hour;
-    return hour;
   }
 
   /** The series a sample belongs to: cached per key (derived pattern), per explicit pattern, or per foreign instance. */

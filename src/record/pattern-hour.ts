@@ -95,6 +95,8 @@ export class Series {
   readonly hours: PatternHour[] = [];
   /** Whether this is `{other}`, the series past `maxPatterns`: a flag, where comparing the pattern cost two dozen instructions per sample. */
   readonly overflow: boolean;
+  /** A provisional pattern renamed to a learned one: no new samples come to it. */
+  renamed = false;
   constructor(
     readonly instance: string,
     readonly pattern: string,

@@ -24,6 +24,8 @@ export class PatternNames {
   constructor(
     private readonly templates: readonly CompiledTemplate[],
     private readonly maxPatterns: number,
+    /** Told of each provisional pattern renamed (its series takes no more samples). */
+    private readonly onRename: (from: string) => void = () => {},
   ) {}
 
   /** A key's pattern, from a template or learned; a position learned on the way renames patterns. */
@@ -35,6 +37,7 @@ export class PatternNames {
         // A provisional pattern's samples are read as the learned one's: it no longer takes a place in the budget.
         for (const names of this.budget.values()) names.delete(from);
         this.pending.push([from, to, distinct]);
+        this.onRename(from);
       }
     }
     return pattern;
@@ -46,12 +49,18 @@ export class PatternNames {
    */
   admit(instance: string, pattern: string): string {
     const name = truncate(pattern, MAX_PATTERN_LENGTH);
+    if (name === OVERFLOW_PATTERN) return name;
     let names = this.budget.get(instance);
     if (!names) this.budget.set(instance, (names = new Set()));
     if (names.has(name)) return name;
     if (names.size >= this.maxPatterns) return OVERFLOW_PATTERN;
     names.add(name);
     return name;
+  }
+
+  /** Renames a seal carried that never reached a file or a stream: sent again with the next seal. */
+  restore(aliases: readonly AliasRow[]): void {
+    for (const alias of aliases) this.pending.push(alias);
   }
 
   /** The renames since the last call, for a seal. */

@@ -281,6 +281,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     if (!worker) {
       this.droppedHere += write.samples;
       this.rawDroppedHere += write.rawRows;
+      this.aggregator.restoreAliases(write.batches);
       return;
     }
     const wire = this.seals.encode(write, worker);

@@ -19,7 +19,7 @@ export class LearnedPatterns {
     /** A door's own naming tried before the miner (`watch`'s BullMQ job locks); undefined to learn. */
     named: (key: string) => string | undefined = () => undefined,
   ) {
-    this.cache = new PatternCache(templates, (key) => named(key) ?? resolveLearned(key, templates, this.miner), KEY_CACHE_LIMIT, this.miner);
+    this.cache = new PatternCache(templates, (key) => templateOf(key, templates) ?? named(key) ?? this.miner.patternOf(key), KEY_CACHE_LIMIT, this.miner);
   }
 
   get(key: string): string {
@@ -43,6 +43,11 @@ export class LearnedPatterns {
  */
 export function resolveLearned(key: string, templates: readonly CompiledTemplate[], miner: KeyPatternMiner, explicit?: string): string {
   if (explicit !== undefined && explicit !== '') return explicit;
+  return templateOf(key, templates) ?? miner.patternOf(key);
+}
+
+/** The first template `key` matches, or undefined. */
+function templateOf(key: string, templates: readonly CompiledTemplate[]): string | undefined {
   for (const t of templates) if (t.matches(key)) return t.template;
-  return miner.patternOf(key);
+  return undefined;
 }

@@ -153,10 +153,11 @@ export class SampleWriter {
     this.result.applied++;
     const samples = this.result.samples;
     const raw = this.result.raw;
+    // Renames first: a provisional pattern renamed frees its place in the file's budget for the learned one.
+    if (batch.aliases) this.insertAliases(batch.aliases);
     for (const rollup of batch.rollups) this.upsert(rollup, instanceId);
     if (batch.raw.length > 0) this.insertRaw(batch.raw, instanceId);
     if (batch.gaps) this.insertGaps(batch.gaps, instanceId);
-    if (batch.aliases) this.insertAliases(batch.aliases);
     if (batch.counters) this.storeProducerCounters(instanceId, batch.counters, this.result.samples - samples, this.result.raw - raw);
   }
 

@@ -1,4 +1,4 @@
-import { MAX_PATTERN_LENGTH, escapeBraces, patternOf, type CompiledTemplate } from '../keys/pattern.js';
+import { MAX_PATTERN_LENGTH, escapeBraces } from '../keys/pattern.js';
 import type { LeaseLibrary } from '../sample/sample.js';
 import { truncate } from '../text.js';
 
@@ -47,16 +47,10 @@ export function periodOf(library: LeaseLibrary | undefined, ttlMs: number): numb
 }
 
 /**
- * A key's pattern as `watch` names it: the first matching template, else `bull:<queue>:{id}:lock` for a
- * BullMQ job lock whatever its job id (a custom id such as `order-7` would keep a word of it under the
- * heuristics, and a queue name its digits would lose), else the heuristics of `patternOf`.
+ * `bull:<queue>:{id}:lock` for a BullMQ job lock whatever its job id (a custom id such as `order-7` would
+ * keep a word of it, and a queue name its digits would lose), its queue name's braces doubled (a hash
+ * tag's); else undefined. `watch` names a key by the first matching template, then this, then learns it.
  */
-export function watchedPatternOf(key: string, templates: readonly CompiledTemplate[]): string {
-  for (const t of templates) if (t.matches(key)) return t.template;
-  return bullmqPatternOf(key) ?? patternOf(key);
-}
-
-/** `bull:<queue>:{id}:lock` for a BullMQ job lock (its queue name's braces doubled, a hash tag's), else undefined. */
 export function bullmqPatternOf(key: string): string | undefined {
   const bull = key.startsWith(BULLMQ_PREFIX) ? BULLMQ_LOCK.exec(key) : null;
   return bull ? truncate(`bull:${escapeBraces(bull[1]!)}:{id}:lock`, MAX_PATTERN_LENGTH) : undefined;

@@ -142,6 +142,42 @@ describe('KeyPatternMiner: patterns learned from the keys', () => {
   });
 });
 
+describe('KeyPatternMiner: what a review found', () => {
+  it('a shape once established stays, whatever comes after (a literal it made an id stays one)', () => {
+    const r = seeded(8);
+    const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const token = () => Array.from({ length: 22 }, () => B64[Math.floor(r() * 64)]).join('');
+    const miner = new KeyPatternMiner();
+    for (let i = 0; i < 8; i++) miner.patternOf(`sess:${token().replace(/^./, 'Q7')}`.slice(0, 27));
+    expect(miner.patternOf('sess:abcdefghijklmnopqrstuv')).toBe('sess:{id}');
+    miner.patternOf('sess:12345'); // an id of another length
+    expect(miner.patternOf('sess:abcdefghijklmnopqrstuv')).toBe('sess:{id}');
+    expect(miner.patternOf('sess:zyxwvutsrqponmlkjihgfe')).toBe('sess:{id}');
+  });
+
+  it('many values behind a few masked shapes are learned whatever their order (one shape first, then others)', () => {
+    const keys = ['BLACK', 'RED', 'BLUE'].flatMap((color) => Array.from({ length: 40 }, (_, i) => `lock:sku:SKU-${10_000 + i * 7}-${color}`));
+    expect(new Set(mine(keys))).toEqual(new Set(['lock:sku:{id}']));
+  });
+
+  it('never grows past maxNodes, also with a new separator after a learned position', () => {
+    const miner = new KeyPatternMiner({ maxNodes: 4, literalValues: 2 });
+    for (const sep of [':', '/', '#', '|']) for (const v of ['x', 'y', 'z', 'w']) miner.patternOf(`a${sep}${v}`);
+    expect(miner.size).toBeLessThanOrEqual(4);
+  });
+
+  it('remembers every pattern it handed out for renaming: none is forgotten before the tree is full', () => {
+    const miner = new KeyPatternMiner();
+    const provisional = Array.from({ length: 32 }, (_, i) => miner.patternOf(`lock:user:someone${String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26))}`));
+    // 12,500 more patterns (250 services × 25 names × 2), all kept apart, before the family's 33rd name.
+    const word = (n: number) => n.toString(26).replace(/./g, (c) => String.fromCharCode(97 + parseInt(c, 26)));
+    for (let a = 0; a < 250; a++) for (let b = 0; b < 25; b++) for (const c of ['x', 'y']) miner.patternOf(`svc${word(a)}:job${word(b)}:${c}`);
+    expect(miner.takeAliases()).toEqual([]);
+    miner.patternOf('lock:user:lastone');
+    expect(miner.takeAliases().map((a) => a.from).sort()).toEqual(provisional.sort());
+  });
+});
+
 describe('learnNames: the names several learners recorded, read as one learner would', () => {
   it('follows renames, and learns from one file what another file learned', () => {
     // File a learned lock:user:{id} from 33 names; file b saw five names only.

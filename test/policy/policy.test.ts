@@ -38,6 +38,20 @@ describe('TTL policy files', () => {
     expect(policy.ttlFor('mail:lock:user:global')).toBe(5000);
   });
 
+  it('an entry of a learned pattern covers its keys before this process learned the position: never shorter than the default', () => {
+    // `apply` wrote lock:user:{id} from data where the names were learned; a fresh process has seen none yet.
+    const fresh = new TtlPolicy({ locks: { 'lock:user:{id}': { ttlMs: 45_000 }, 'job:lock:{id}': { ttlMs: 3000 } }, defaultTtlMs: 10_000 });
+    expect(fresh.ttlFor('lock:user:anna')).toBe(45_000);
+    expect(fresh.match('lock:user:anna')).toMatchObject({ matched: false });
+    // The shorter of the two would be unproven: the default stays (job:lock:global is no job:lock:{id}).
+    expect(fresh.ttlFor('job:lock:global')).toBe(10_000);
+    // One position is one position: lock:user:a:b is no lock:user:{id}.
+    expect(fresh.ttlFor('lock:user:a:b')).toBe(10_000);
+    // Once 33 names are seen, the position is learned here too, and the entry matches as itself.
+    for (let i = 0; i < 33; i++) fresh.ttlFor(`lock:user:name${String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26))}`);
+    expect(fresh.match('lock:user:zed')).toMatchObject({ ttlMs: 45_000, pattern: 'lock:user:{id}', matched: true });
+  });
+
   it('finds the entry for a recorded pattern, exactly or through a template', () => {
     expect(policy.entryForPattern('order:lock:product:{id}')?.pattern).toBe('order:lock:product:{id}');
     expect(policy.entryForPattern('mail:lock:user:{id}')?.pattern).toBe('mail:lock:user:{userId}');

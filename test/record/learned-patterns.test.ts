@@ -88,6 +88,44 @@ describe('patterns learned from the keys, through a samples file', () => {
   });
 });
 
+describe('the bounds, while positions are learned', () => {
+  it("a file's pattern budget: renames come before the rollups, so the learned pattern takes a renamed one's place", async () => {
+    const path = join(dir, `budget-${files++}.db`);
+    const recorder = new SqliteRecorder({ path, instance: 'api-1', maxPatterns: 32, flushIntervalMs: 60_000 });
+    // 33 names in one seal: 32 provisional patterns fill the file's budget, the 33rd name makes lock:user:{id}.
+    for (let i = 0; i < 33; i++) recorder.record({ key: `lock:user:name${String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26))}`, at: START + i, holdMs: 5, ttlMs: 5000, outcome: 'released' });
+    await recorder.close();
+    const analysis = analyze([path]);
+    expect(analysis.patterns.map((p) => [p.pattern, p.count])).toEqual([['lock:user:{id}', 33]]);
+    expect(analysis.unattributed).toBeUndefined();
+  });
+
+  it('hours of renamed provisional patterns do not count against the memory bound', () => {
+    // maxPatterns 10: room for 94 (pattern, hour) aggregates; ten families learned in one hour hold 111 (ten provisional
+    // patterns each, the budget freed by each family's renames, and its learned one).
+    const aggregator = aggregatorFor('hours', [], { maxPatterns: 10, budget: { failed: 10, slowest: 1, uniform: 1 }, rawSampleRate: 0, maxPendingRawRows: 100 });
+    const word = (n: number) => String.fromCharCode(97 + (n % 26), 97 + Math.floor(n / 26));
+    const codes: number[] = [];
+    const families = ['user', 'team', 'org', 'tenant', 'shop', 'board', 'sheet', 'doc', 'room', 'deal'];
+    for (const family of families) for (let i = 0; i < 40; i++) codes.push(aggregator.fold({ key: `lock:${family}:name${word(i)}`, at: START, holdMs: 1, ttlMs: 1000, outcome: 'released' }));
+    // Later hours of the learned patterns, and of others, still find room.
+    for (let h = 1; h <= 3; h++) for (const family of families) codes.push(aggregator.fold({ key: `lock:${family}:namezz`, at: START + h * 3_600_000, holdMs: 1, ttlMs: 1000, outcome: 'released' }));
+    expect(codes.filter((c) => c !== FOLD.counted)).toEqual([]);
+  });
+});
+
+describe('renames are never lost with a seal', () => {
+  it('a seal that reached no file or stream gives its renames back, and the next seal carries them', () => {
+    const aggregator = aggregatorFor('restore', [], { maxPatterns: 100, budget: { failed: 10, slowest: 1, uniform: 1 }, rawSampleRate: 0, maxPendingRawRows: 100 });
+    for (let i = 0; i < 33; i++) aggregator.fold({ key: `lock:user:name${String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26))}`, at: START, holdMs: 1, ttlMs: 1000, outcome: 'released' });
+    const lost = aggregator.seal(START).batches;
+    expect(lost.flatMap((b) => b.aliases ?? [])).toHaveLength(32);
+    expect(aggregator.seal(START).batches.flatMap((b) => b.aliases ?? [])).toEqual([]);
+    aggregator.restoreAliases(lost);
+    expect(aggregator.seal(START).batches.flatMap((b) => b.aliases ?? [])).toEqual(lost.flatMap((b) => b.aliases ?? []));
+  });
+});
+
 describe('adversarial orders, through the aggregator', () => {
   it('ten families of 200,000 distinct names each, one family at a time then interleaved: nothing dropped, memory bounded', () => {
     const families = ['user', 'account', 'tenant', 'sku', 'slug', 'name', 'team', 'org', 'project', 'board'];

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { compileTemplates } from '../../src/keys/pattern.js';
 import { MAX_RENEWAL_GAPS, type LockSample } from '../../src/sample/sample.js';
 import { KeyspaceTracker } from '../../src/watch/keyspace-tracker.js';
-import { isLibraryNonLock, watchedPatternOf } from '../../src/watch/lease-keys.js';
+import { LearnedPatterns } from '../../src/sample/learned-patterns.js';
+import { bullmqPatternOf, isLibraryNonLock } from '../../src/watch/lease-keys.js';
 
 /**
  * Leases as the keyspace tracker sees them, with an injected clock: each renewal's gap, the least
@@ -187,10 +188,14 @@ describe('lease libraries told apart without configuration', () => {
   });
 
   it('a template names a BullMQ lock before its own pattern does; only its lock keys are BullMQ', () => {
-    const templates = compileTemplates(['bull:render:{job}:lock']);
-    expect(watchedPatternOf('bull:render:order-lock-7:lock', templates)).toBe('bull:render:{job}:lock');
-    expect(watchedPatternOf('bull:mail:order-lock-7:lock', templates)).toBe('bull:mail:{id}:lock');
-    expect(watchedPatternOf('bull:mail:a:b:lock', [])).toBe('bull:mail:a:b:lock');
-    expect(watchedPatternOf('order:lock:product:123', [])).toBe('order:lock:product:{id}');
+    // As watch names keys: the first matching template, then BullMQ's job locks, then what it learns.
+    const named = (templates: string[]) => new LearnedPatterns(compileTemplates(templates), undefined, bullmqPatternOf);
+    const watched = named(['bull:render:{job}:lock']);
+    expect(watched.get('bull:render:order-lock-7:lock')).toBe('bull:render:{job}:lock');
+    expect(watched.get('bull:mail:order-lock-7:lock')).toBe('bull:mail:{id}:lock');
+    expect(named(['bull:{queue}:{job}:lock']).get('bull:render:42:lock')).toBe('bull:{queue}:{job}:lock');
+    expect(named([]).get('bull:mail:a:b:lock')).toBe('bull:mail:a:b:lock');
+    expect(named([]).get('bull:{render}:42:lock')).toBe('bull:{{render}}:{id}:lock');
+    expect(named([]).get('order:lock:product:123')).toBe('order:lock:product:{id}');
   });
 });
