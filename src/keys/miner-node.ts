@@ -82,3 +82,10 @@ export class Node {
     readonly value: string,
   ) {}
 }
+
+/** A 32-bit hash of a value (FNV-1a): what the counts of distinct values keep, not the values (up to 64 KB each). */
+export function hashOf(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}

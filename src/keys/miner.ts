@@ -1,6 +1,6 @@
 import { OVERFLOW_PATTERN, MAX_PATTERN_LENGTH } from './pattern.js';
 import { ID, cutKey, isPlaceholder, maskValue, segmentsOfName, type Segments } from './segments.js';
-import { MINER_DEFAULTS, Node, SHAPE_EVIDENCE, fitsShape, shapeOf, type MinerOptions, type PatternAlias } from './miner-node.js';
+import { MINER_DEFAULTS, Node, SHAPE_EVIDENCE, fitsShape, hashOf, shapeOf, type MinerOptions, type PatternAlias } from './miner-node.js';
 
 export { MINER_DEFAULTS, type MinerOptions, type PatternAlias } from './miner-node.js';
 import { ownCopy as own, truncate } from '../text.js';
@@ -326,9 +326,3 @@ export class KeyPatternMiner {
   }
 }
 
-/** A 32-bit hash of a value (FNV-1a): what the counts of distinct values keep, not the values (up to 64 KB each). */
-function hashOf(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
