@@ -1,5 +1,5 @@
-import { KeyPatternMiner, TAGGED_ID } from './miner.js';
-import { isPlaceholder, segmentsOfName } from './segments.js';
+import { KeyPatternMiner } from './miner.js';
+import { TAGGED_ID, isPlaceholder, segmentsOfName } from './segments.js';
 import { OVERFLOW_PATTERN } from './pattern.js';
 
 /**

@@ -1,12 +1,8 @@
-import { OVERFLOW_PATTERN, MAX_PATTERN_LENGTH } from './pattern.js';
-import { ID, cutKey, isPlaceholder, maskValue, segmentsOfName, type Segments } from './segments.js';
+import { OVERFLOW_PATTERN } from './pattern.js';
+import { ID, TAGGED_ID, cutKey, isPlaceholder, maskValue, renderSegments, segmentsOfName, type Segments } from './segments.js';
 import { MINER_DEFAULTS, Node, SHAPE_EVIDENCE, fitsShape, hashOf, shapeOf, type MinerOptions, type PatternAlias } from './miner-node.js';
-
 export { MINER_DEFAULTS, type MinerOptions, type PatternAlias } from './miner-node.js';
-import { ownCopy as own, truncate } from '../text.js';
-
-/** A tagged placeholder: a hash tag's braces around a learned value. */
-export const TAGGED_ID = `{{${ID}}}`;
+import { ownCopy as own } from '../text.js';
 
 /**
  * Key patterns learned from the keys seen: a position whose values are many
@@ -30,6 +26,7 @@ export const TAGGED_ID = `{{${ID}}}`;
 export class KeyPatternMiner {
   /** Grows by one at each generalization: a cache of patterns is stale when it changed. */
   generation = 0;
+  private readonly listeners: (() => void)[] = [];
   private readonly root = new Node('', '');
   private nodes = 1;
   private readonly issued = new Map<string, Segments>();
@@ -73,6 +70,16 @@ export class KeyPatternMiner {
     node.learnedFrom = Math.max(node.learnedFrom, distinct);
   }
 
+  /** Calls `listener` whenever a position is learned (the caches of patterns it gave are stale then). */
+  onLearn(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  private learned(): void {
+    this.generation++;
+    for (const listener of this.listeners) listener();
+  }
+
   /** The renames since the last call, oldest first. */
   takeAliases(): PatternAlias[] {
     const taken = this.aliases;
@@ -101,7 +108,7 @@ export class KeyPatternMiner {
     const leaf = this.walk(segments, true);
     if (leaf === undefined) return OVERFLOW_PATTERN;
     leaf.ends = true;
-    const pattern = this.render(segments);
+    const pattern = renderSegments(segments);
     if (!this.issued.has(pattern)) {
       if (this.issued.size >= this.maxIssued) this.issued.delete(this.issued.keys().next().value!);
       this.issued.set(pattern, { seps: segments.seps, values: segments.values.map(own) });
@@ -216,7 +223,7 @@ export class KeyPatternMiner {
       this.absorb(id, child);
       moved = true;
     }
-    if (moved) this.generation++;
+    if (moved) this.learned();
     return moved;
   }
 
@@ -252,7 +259,7 @@ export class KeyPatternMiner {
     node.partials = 0;
     node.rawValues = undefined;
     node.byRaw = undefined;
-    this.generation++;
+    this.learned();
     if (children === undefined) return;
     for (const child of children.values()) {
       const wild = this.wildOf(node, child.sep, child.value);
@@ -306,7 +313,7 @@ export class KeyPatternMiner {
     for (const [pattern, segments] of this.issued) {
       const copy: Segments = { seps: segments.seps, values: [...segments.values] };
       if (this.walk(copy, false) === undefined) continue;
-      const now = this.render(copy);
+      const now = renderSegments(copy);
       if (now !== pattern) {
         this.aliases.push({ from: pattern, to: now, distinct: this.learnedFrom });
         renamed.push([pattern, copy]);
@@ -314,15 +321,9 @@ export class KeyPatternMiner {
     }
     for (const [pattern, segments] of renamed) {
       this.issued.delete(pattern);
-      this.issued.set(this.render(segments), segments);
+      this.issued.set(renderSegments(segments), segments);
     }
   }
 
-  private render({ seps, values }: Segments): string {
-    // (Concatenated, the pattern holds no cut of the key: a map that keys by it flattens it.)
-    let pattern = '';
-    for (let i = 0; i < values.length; i++) pattern += seps[i]! + values[i]!;
-    return truncate(pattern, MAX_PATTERN_LENGTH);
-  }
 }
 

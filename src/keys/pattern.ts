@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { truncate } from '../text.js';
-import { maskTokens } from './segments.js';
+import { MAX_PATTERN_LENGTH, maskTokens } from './segments.js';
 
 /**
  * Turns concrete lock keys into the key pattern they belong to, so that
@@ -28,8 +28,8 @@ export function patternOf(key: string): string {
   return truncate(maskTokens(key), MAX_PATTERN_LENGTH);
 }
 
-/** Longest pattern kept, in code points; longer ones are cut and end in `…`. */
-export const MAX_PATTERN_LENGTH = 200;
+// Longest pattern kept, in code points: its home is segments.ts, which renders patterns.
+export { MAX_PATTERN_LENGTH } from './segments.js';
 
 /** The pattern that collects keys once a recorder's `maxPatterns` is reached. */
 export const OVERFLOW_PATTERN = '{other}';

@@ -1,3 +1,4 @@
+import { truncate } from '../text.js';
 
 /**
  * A key cut into positions, as the miner (`miner.ts`) learns them: the
@@ -22,6 +23,9 @@ export interface Segments {
   /** The values as they were in the key, before masking (a key's; a pattern name has none). */
   raw?: string[];
 }
+
+/** Longest pattern kept, in code points; longer ones are cut and end in `…`. */
+export const MAX_PATTERN_LENGTH = 200;
 
 /** Positions kept apart at most; the rest of a longer key is one last value. */
 export const MAX_SEGMENTS = 24;
@@ -75,6 +79,8 @@ function hasPrimarySeparator(key: string): boolean {
 export const ID = '{id}';
 export const UUID_PLACEHOLDER = '{uuid}';
 export const HEX_PLACEHOLDER = '{hex}';
+/** A tagged placeholder: a hash tag's braces around a learned value. */
+export const TAGGED_ID = `{{${ID}}}`;
 
 const DIGITS = /^\p{Nd}+$/u;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -223,3 +229,9 @@ export function segmentsOfName(pattern: string): Segments {
   return { seps, values };
 }
 
+/** Positions back into a pattern, capped at `MAX_PATTERN_LENGTH` (concatenated, it holds no cut of the key: a map that keys by it flattens it). */
+export function renderSegments({ seps, values }: Segments): string {
+  let pattern = '';
+  for (let i = 0; i < values.length; i++) pattern += seps[i]! + values[i]!;
+  return truncate(pattern, MAX_PATTERN_LENGTH);
+}

@@ -64,24 +64,25 @@ export class PatternCache<V> {
   private readonly decimalShared: boolean;
   private readonly uuidShared: boolean;
 
-  /** The learner's generation the entries were derived under (see {@link KeyPatternMiner.generation}). */
-  private generation = 0;
-
   constructor(
     templates: readonly CompiledTemplate[],
     private readonly valueOf: (key: string) => V,
     private readonly limit = KEY_CACHE_LIMIT,
-    /** The miner whose patterns `valueOf` gives, if any: when it learns a position, every entry is derived anew. */
-    private readonly learner?: { readonly generation: number },
+    /**
+     * The miner whose patterns `valueOf` gives, if any: when it learns a position, it empties the cache, and
+     * every entry is derived anew (told, not asked: a check on every lookup kept it from inlining).
+     */
+    learner?: { onLearn(listener: () => void): void },
   ) {
     this.uuidShared = templates.length === 0;
     this.decimalShared = templates.every((t) => t.sameForEveryId);
     this.maxSlots = 2 ** Math.ceil(Math.log2(Math.max(MIN_SLOTS, limit * 2)));
+    // Emptied in the middle of a lookup too (a key's derivation that learned a position): what the lookup then keeps is derived anew.
+    learner?.onLearn(() => this.clear());
   }
 
   /** What `key`'s pattern gives. */
   get(key: string): V {
-    if (this.learner !== undefined && this.learner.generation !== this.generation) this.relearn();
     // `=== true`, not a truth test: V8 compiled these fields' tests as those of any value (a dozen instructions each).
     const start = this.decimalShared === true ? idStartOf(key) : -1;
     if (start >= 0 && (this.uuidShared === true || ((start & 1) === 0 && key.length <= MAX_TEMPLATE_KEY_LENGTH))) return this.byIdPrefix(key, start);
@@ -100,12 +101,6 @@ export class PatternCache<V> {
     this.lastKey = key;
     this.lastValue = value;
     return value;
-  }
-
-  /** A position was learned since the entries were derived: they may name provisional patterns. */
-  private relearn(): void {
-    this.generation = this.learner!.generation;
-    this.clear();
   }
 
   clear(): void {
