@@ -7,14 +7,13 @@ import { resolveRecorderOptions, type ResolvedRecorderOptions, type SqliteRecord
 import { FOLD_AS_IS, SampleQueue } from './sample-queue.js';
 import type { LockSample, ObservationGap, RecorderStats, SampleRecorder } from '../sample/sample.js';
 import { WarnOnce } from '../sample/warn-once.js';
+import { bindingProblem } from '../store/binding.js';
 import { SHARED, stopCommits, waitUntilClosed, type FromWriter, type RecorderCounters, type SealedWrite, type ToWriter, type WriterInit } from './writer/protocol.js';
 import { deliverWarnings, endWriterThread, spawnWriterThread } from './writer/spawn.js';
 import { SealBuffers } from './writer/wire.js';
 
-// Seals handed to the writer and not yet written; while it is busy (the file locked, a slow disk) samples keep folding.
-const MAX_WRITES_IN_FLIGHT = 2;
-// Seals are paced by volume too, not only by the timer: a burst is written while it is recorded (each seal costs the
-// writer a transaction and a merge per pattern-hour). A busy writer is asked again RECHECK_EVERY samples later; a seal resets both.
+const MAX_WRITES_IN_FLIGHT = 2; // seals handed to the writer and not yet written; while it is busy (the file locked, a slow disk) samples keep folding
+// Seals are paced by volume too, not only by the timer: a burst is written while it is recorded (each seal costs the writer a transaction and a merge per pattern-hour). A busy writer is asked again RECHECK_EVERY samples later; a seal resets both.
 const SEAL_EVERY_SAMPLES = 262_144;
 const RECHECK_EVERY = 4096;
 
@@ -95,6 +94,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     }, this.options.flushIntervalMs);
     this.timer.unref();
     this.unbind = bindToProcess({ atLoopEnd: loopEndFlush(this), atExit: () => this.closeSync() }, this);
+    if (bindingProblem() !== undefined) this.warnings.warn('open-failed', `Cannot record into ${this.path}: ${bindingProblem()}; samples are counted as dropped until then`);
   }
 
   /**

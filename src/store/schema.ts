@@ -6,6 +6,7 @@ import { rebuildFleetRollups } from './fleet-rollups.js';
 import type { Db } from './db.js';
 import { BUCKET_MS, SCHEMA_VERSION } from './format.js';
 import { identifySamplesDatabase } from './identify.js';
+import { bindingErrorText } from './binding.js';
 import { MIGRATIONS } from './migrations.js';
 import { readOnlyWalCopy } from './read-only-media.js';
 
@@ -20,8 +21,15 @@ export type { Db } from './db.js';
 // that only locks, or sends samples to a stream, never loads it.
 let sqlite: typeof Database | undefined;
 function openDatabase(path: string | Buffer, options: Database.Options): Db {
-  sqlite ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
-  return new sqlite(path, options);
+  try {
+    sqlite ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+    return new sqlite(path, options);
+  } catch (error) {
+    // A binding built for another Node, or never built: said so a user can act on it.
+    const text = bindingErrorText(error);
+    if (text !== undefined) throw new DatabaseError(String(path), text, { cause: error });
+    throw error;
+  }
 }
 
 /** The DDL that creates schema version 1 alone; tests build old files with it to exercise migrations. */
