@@ -41,10 +41,10 @@ export function shapeOf(text: string): number {
   return (text.length << 6) | mask;
 }
 
-/** Whether `text` has the shape the ids at `node` agree on: their length, and none but their characters. */
-export function fitsShape(node: Node, text: string): boolean {
+/** Whether `text` (or a value of shape `known`) has the shape the ids at `node` agree on: their length, and none but their characters. */
+export function fitsShape(node: Node, text: string, known = -1): boolean {
   if (node.idShapeCount < SHAPE_EVIDENCE || node.idShape <= 0) return false;
-  const shape = shapeOf(text);
+  const shape = known >= 0 ? known : shapeOf(text);
   return shape > 0 && shape >> 6 === node.idShape >> 6 && (shape & 63 & ~(node.idShape & 63)) === 0;
 }
 
@@ -63,6 +63,8 @@ export class Node {
   rawValues: Set<number> | undefined;
   /** A value masked in part (`SKU-{id}-BLK`): counted in its parent's `partials` wherever it moves. */
   partial = false;
+  /** Such a value's shape as it stood in the key that made it (see `shapeOf`); -1 when none. */
+  rawShape = -1;
   /** Hashes of the distinct values that took `{id}` by their look, until their shape is established. */
   shapeSeen: Set<number> | undefined;
   /** Literal children by their value as it stands in a key (the same text): no masking on the way. */

@@ -1,3 +1,5 @@
+import { random } from '../../fixtures/generate.js';
+
 /**
  * Lock keys as real services build them, for the key-pattern miner's tests: ids of every shape
  * (e-mail addresses, user names, tenant slugs, SKUs, base64url session ids, ULIDs, SHA-1s,
@@ -6,17 +8,8 @@
  * distribution; a seeded generator makes every run the same.
  */
 
-/** A small seeded generator (mulberry32). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded generator: the demo's (mulberry32). */
+export const seeded = random;
 
 const FIRST = ['anna', 'bob', 'carla', 'dmitri', 'eve', 'farid', 'gina', 'hugo', 'ines', 'jamal', 'kenji', 'lena', 'marta', 'nils', 'olga', 'pavel', 'quinn', 'rosa', 'sven', 'tara', 'umar', 'vera', 'wei', 'ximena', 'yusuf', 'zoe'];
 const LAST = ['smith', 'garcia', 'mueller', 'rossi', 'novak', 'kim', 'tanaka', 'silva', 'dubois', 'jensen', 'kowalski', 'nakamura', 'okafor', 'petrov', 'larsen', 'moreau'];
@@ -61,7 +54,7 @@ function username(r: () => number): string {
 
 const slug = (r: () => number) => `${pick(r, WORDS)}-${pick(r, WORDS)}${r() < 0.3 ? `-${pick(r, WORDS)}` : ''}`;
 
-/** The critical sections: fifteen kinds of id, composites with two, and four jobs. */
+/** The critical sections: seventeen kinds of id, composites with two, and four jobs. */
 export const KEY_KINDS: readonly KeyKind[] = [
   { name: 'e-mail', pattern: 'lock:user:{id}', key: (r) => `lock:user:${pick(r, FIRST)}.${pick(r, LAST)}${Math.floor(r() * 1000)}@${pick(r, DOMAINS)}`, medianMs: 40 },
   { name: 'user name', pattern: 'lock:account:{id}', key: (r) => `lock:account:${username(r)}`, medianMs: 25 },
@@ -88,6 +81,17 @@ export const KEY_KINDS: readonly KeyKind[] = [
   { name: 'tenant and user', pattern: 'lock:tenant:{id}:user:{id}', key: (r) => `lock:tenant:${slug(r)}:user:${username(r)}`, medianMs: 300 },
   { name: 'hash tag', pattern: 'lock:{{user{id}}}:profile', key: (r) => `lock:{user${digits(r, 6)}}:profile`, medianMs: 35 },
   { name: 'queue in a hash tag', pattern: 'bull:{{render}}:{id}:lock', key: (r) => `bull:{render}:${digits(r, 4)}:lock`, medianMs: 5000 },
+  // Seen in public services: a wallet address after a prefix constant (EIP-55 mixed case or lower case), an id first.
+  {
+    name: 'wallet address',
+    pattern: 'lock:address:{id}',
+    key: (r) => {
+      const hex = chars(r, HEX, 40);
+      return `lock:address:0x${r() < 0.5 ? hex : [...hex].map((c) => (r() < 0.5 ? c.toUpperCase() : c)).join('')}`;
+    },
+    medianMs: 250,
+  },
+  { name: 'id first', pattern: '{id}:wallet:withdraw:lock', key: (r) => `${digits(r, 7)}:wallet:withdraw:lock`, medianMs: 180 },
   { name: 'job digest', pattern: 'cron:lock:daily-digest', key: () => 'cron:lock:daily-digest', medianMs: 3000 },
   { name: 'job report', pattern: 'cron:lock:weekly-report', key: () => 'cron:lock:weekly-report', medianMs: 8000 },
   { name: 'job cleanup', pattern: 'cron:lock:cleanup-sessions', key: () => 'cron:lock:cleanup-sessions', medianMs: 600 },

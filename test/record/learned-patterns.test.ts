@@ -169,7 +169,7 @@ describe('what people read: stats, the reports, {other}', () => {
     const path = await record(locks, 'api-1');
     const stats = await runCli(['stats', '--db', path]);
     expect(stats.code).toBe(0);
-    expect(stats.stdout).toMatch(/patterns +19 \(\d+ names recorded, read as these once their positions were learned\)/);
+    expect(stats.stdout).toMatch(new RegExp(`patterns +${KEY_KINDS.length} \\(\\d+ names recorded, read as these once their positions were learned\\)`));
     expect(stats.stdout).toContain('lock:account:{id}: learned from the keys at position 3 (past 32 distinct values)');
     const out = join(dir, `reports-${files++}`);
     expect((await runCli(['report', '--db', path, '--format', 'json', '--out', out])).code).toBe(0);
