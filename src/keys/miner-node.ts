@@ -65,6 +65,8 @@ export class Node {
   partial = false;
   /** Such a value's shape as it stood in the key that made it (see `shapeOf`); -1 when none. */
   rawShape = -1;
+  /** Children masked in part that moved into `{id}` (by separator + value): at most `literalValues`. */
+  movedIds: Set<string> | undefined;
   /** Hashes of the distinct values that took `{id}` by their look, until their shape is established. */
   shapeSeen: Set<number> | undefined;
   /** Literal children by their value as it stands in a key (the same text): no masking on the way. */

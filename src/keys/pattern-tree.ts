@@ -65,7 +65,7 @@ export class PatternTree {
         value = values[i] = maskValue(value);
       }
       child = node.children?.get(sep + value);
-      if (child === undefined && !isPlaceholder(value) && fitsShape(node, raw === undefined ? value : raw[i]!)) {
+      if (child === undefined && !isPlaceholder(value) && (fitsShape(node, raw === undefined ? value : raw[i]!) || node.movedIds?.has(sep + value) === true)) {
         // Shaped like the ids at this position: one of them.
         value = values[i] = ID;
         child = node.children?.get(sep + ID);
@@ -154,6 +154,8 @@ export class PatternTree {
       node.byRaw?.delete(name);
       node.literals--;
       if (child.partial) node.partials--;
+      // Named by its masked value, it is found by that name again (a rename's walk, a name read from a file).
+      if (child.partial) (node.movedIds ??= new Set()).add(name);
       let id = node.children.get(child.sep + ID);
       if (id === undefined) {
         node.children.set(child.sep + ID, (id = new Node(child.sep, ID)));

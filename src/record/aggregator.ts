@@ -264,7 +264,8 @@ export class Aggregator {
   /** A provisional pattern of this instance was renamed: its hours in memory are no longer counted against the bound. */
   private renamed(from: string): void {
     const series = this.byPattern.get(from);
-    if (series) this.hours.markRenamed(series);
+    // `{other}` stands in for patterns past the budget: renamed or not, it goes on taking samples.
+    if (series && !series.overflow) this.hours.markRenamed(series);
   }
 
   /** Raw rows waiting for the next seal. */

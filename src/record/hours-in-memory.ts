@@ -33,6 +33,8 @@ export class HoursInMemory {
       hour = new PatternHour(series, bucket, this.budget);
       series.hours.push(hour);
       this.all.add(hour);
+      // (A renamed pattern given a sample all the same, by an explicit pattern of its old name: its hours count as its others.)
+      if (series.renamed) this.renamed++;
     }
     if (!series.current || bucket >= series.current.bucketStartMs) series.current = hour;
     return hour;

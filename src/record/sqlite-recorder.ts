@@ -94,7 +94,7 @@ export class SqliteRecorder extends EventEmitter implements SampleRecorder {
     }, this.options.flushIntervalMs);
     this.timer.unref();
     this.unbind = bindToProcess({ atLoopEnd: loopEndFlush(this), atExit: () => this.closeSync() }, this);
-    if (bindingProblem() !== undefined) this.warnings.warn('open-failed', `Cannot record into ${this.path}: ${bindingProblem()}; samples are counted as dropped until then`);
+    if (bindingProblem() !== undefined) process.nextTick(() => this.warnings.warn('open-failed', `Cannot record into ${this.path}: ${bindingProblem()}; samples are counted as dropped until then`));
   }
 
   /**

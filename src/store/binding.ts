@@ -9,6 +9,8 @@ import { dirname, join } from 'node:path';
  */
 
 const FIX = 'run `npm rebuild better-sqlite3` with this Node (it needs a compiler and Python where no prebuilt binary can be fetched)';
+/** The folders of better-sqlite3's package its loader tries, in order (`bindings`' list, the compiled/ one last). */
+const CANDIDATES = ['build', 'build/Debug', 'build/Release', 'out/Debug', 'Debug', 'out/Release', 'Release', 'build/default', `compiled/${process.versions.node}/${process.platform}/${process.arch}`];
 let checked: string | undefined | null = null;
 
 /**
@@ -19,15 +21,19 @@ let checked: string | undefined | null = null;
 export function bindingProblem(): string | undefined {
   if (checked !== null) return checked;
   checked = undefined;
-  let file: string;
+  let root: string;
   try {
-    file = join(dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
+    root = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
   } catch {
     return (checked = 'better-sqlite3 is not installed (run `npm install better-sqlite3`)');
   }
-  const built = abiOf(file);
-  if (built === null) checked = `better-sqlite3's native binding was never built (${file} is missing: its install script did not run or failed); ${FIX}`;
-  else if (built !== undefined && built !== process.versions.modules) checked = mismatch(file, built);
+  // Where better-sqlite3's loader (the `bindings` package) looks, in its order: a problem only when none would load.
+  const found = CANDIDATES.map((dir) => join(root, dir, 'better_sqlite3.node')).flatMap((file) => {
+    const built = abiOf(file);
+    return built === null ? [] : [{ file, built }];
+  });
+  if (found.length === 0) checked = `better-sqlite3's native binding was never built (no better_sqlite3.node under ${root}: its install script did not run or failed); ${FIX}`;
+  else if (found.every(({ built }) => built !== undefined && built !== process.versions.modules)) checked = mismatch(found[0]!.file, found[0]!.built!);
   return checked;
 }
 
@@ -63,9 +69,13 @@ function abiOf(file: string): string | undefined | null {
     for (let n = readSync(fd, chunk); n > 0; n = readSync(fd, chunk)) {
       const text = Buffer.concat([carry, chunk.subarray(0, n)]);
       const at = text.indexOf(marker);
-      if (at >= 0) return /^\d+/.exec(text.subarray(at + marker.length, at + marker.length + 8).toString('latin1'))?.[0];
-      carry = text.subarray(Math.max(0, text.length - 32));
+      // The digits after the marker, once the chunk holds them all (a marker at a chunk's end is read with the next).
+      if (at >= 0 && text.length - (at + marker.length) >= 8) return /^\d+/.exec(text.subarray(at + marker.length, at + marker.length + 8).toString('latin1'))?.[0];
+      carry = text.subarray(at >= 0 ? at : Math.max(0, text.length - 32));
     }
+    const at = carry.indexOf(marker);
+    return at >= 0 ? /^\d+/.exec(carry.subarray(at + marker.length).toString('latin1'))?.[0] : undefined;
+  } catch {
     return undefined;
   } finally {
     closeSync(fd);

