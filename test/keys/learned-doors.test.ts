@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { RedisStreamSink, SqliteRecorder, StreamCollector, analyze, instrument, withLock, type LockSample } from '../../src/index.js';
 import { KEY_KINDS, corpus, seeded } from '../helpers/key-corpus.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { useOwnRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { tempDir } from '../helpers/temp.js';
 import { startWatch } from '../helpers/watch-cli.js';
 
@@ -22,16 +22,9 @@ const running: ChildProcess[] = [];
 let server: RedisServer;
 let redis: Redis;
 
-beforeAll(async () => {
-  server = await startRedisServer();
-  redis = new Redis(server.url);
-});
+useOwnRedisServer((s, client) => void ([server, redis] = [s, client]));
 afterEach(() => {
   for (const p of running.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
 });
 
 /** Keys of every kind: 40 distinct ids per kind of id (a position is learned past 32), each job 3 times. */
