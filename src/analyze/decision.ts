@@ -1,8 +1,8 @@
-import { MAX_TTL_MS } from '../units.js';
 import { MIN_SAMPLES_FOR_P99 } from './confidence.js';
 import { DECISION_DEFAULTS, type Decision, type DecisionFacts, type DecisionOptions, type Expirations, type Finding, type HoldReason, type ApplyStep, type JudgedTtl, type RulePolicy } from './decision-types.js';
 import { applyStep, closingFindings } from './evidence.js';
 import { decideLease } from './lease-decision.js';
+import { roundUpToStep } from './recommend.js';
 import { rateOf } from './risk.js';
 import { verdictFor, type Verdict } from './verdict.js';
 
@@ -25,7 +25,7 @@ export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, op
   if (p.lease) return decideLease(p, p.lease, judged, rule, options);
   if (p.p99Bucket?.highMs === null) return refuseBeyondBuckets(p, judged, p.p99Bucket.lowMs, options);
   const ttlMs = judged.ttlMs;
-  const recommendedTtlMs = judged.coverMs === undefined ? p.recommendedTtlMs : Math.max(p.recommendedTtlMs, roundUp(judged.coverMs, rule.stepMs));
+  const recommendedTtlMs = judged.coverMs === undefined ? p.recommendedTtlMs : Math.max(p.recommendedTtlMs, roundUpToStep(judged.coverMs, rule.stepMs));
   const insufficient = p.holdCount < MIN_SAMPLES_FOR_P99;
   const expirations = splitExpirations(p, ttlMs, recommendedTtlMs);
   const unseenAtRisk = expirations.unseen > 0 && ttlMs < recommendedTtlMs;
@@ -84,7 +84,7 @@ export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, op
   }
   if (p.holdLowerBound.p99) {
     const ceiling = p.p99CeilingMs ?? null;
-    const ceilingTtlMs = ceiling === null ? null : Math.max(recommendedTtlMs, roundUp(Math.max(rule.floorMs, rule.multiplier * ceiling), rule.stepMs));
+    const ceilingTtlMs = ceiling === null ? null : Math.max(recommendedTtlMs, roundUpToStep(Math.max(rule.floorMs, rule.multiplier * ceiling), rule.stepMs));
     findings.push({ kind: 'censored', censored: p.censored, p99Ms: p.holdMs.p99, p99CeilingMs: ceiling, recommendedTtlMs, ceilingTtlMs });
   }
   if (expirations.covered > 0) findings.push({ kind: 'resolved', count: expirations.covered, inUseTtlMs: p.ttl.currentMs });
@@ -207,8 +207,4 @@ export function holdsOver(p: DecisionFacts, thresholdMs: number): number {
   let count = 0;
   for (const [ms, n, censored] of p.holdTail) if (censored ? ms >= thresholdMs : Math.min(ms, p.holdMs.max) > thresholdMs) count += n;
   return count;
-}
-
-function roundUp(ms: number, stepMs: number): number {
-  return Math.min(Math.ceil(ms / stepMs - 1e-9) * stepMs, MAX_TTL_MS);
 }

@@ -1,7 +1,6 @@
 import type { ApplyStep, Decision, DecisionFacts, DecisionOptions, Finding, JudgedTtl, RulePolicy } from './decision-types.js';
 import { applyStep, closingFindings } from './evidence.js';
-import { MIN_RENEWALS, type LeaseAnalysis } from './lease.js';
-import { TOO_LONG_FACTOR } from './recommend.js';
+import { leaseVerdict, MIN_RENEWALS, thresholdTooShort, type LeaseAnalysis } from './lease.js';
 import type { Verdict } from './verdict.js';
 
 /**
@@ -24,11 +23,9 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
   const insufficient = lease.renewals < MIN_RENEWALS;
   // A pattern not in the policy is judged by the lease in use, and gets an entry: that lease when it is safe, else the recommendation.
   const base = judged.source === 'default' ? p.ttl.currentMs : ttlMs;
-  const verdict: Verdict =
-    lease.atRisk > 0 ? 'lease-at-risk' : insufficient ? 'insufficient-data' : base > TOO_LONG_FACTOR * recommendedTtlMs ? 'lease-too-long' : 'ok';
+  const verdict: Verdict = leaseVerdict(lease, base);
   // node-redlock renews when its threshold is left: a threshold too small is not mended by a longer duration (a human's edit).
-  const thresholdShort = lease.mode === 'threshold' && (lease.thresholdMs ?? 0) < (lease.recommended.thresholdMs ?? 0);
-  const moves = (verdict === 'lease-at-risk' && recommendedTtlMs > base && !thresholdShort) || verdict === 'lease-too-long';
+  const moves = (verdict === 'lease-at-risk' && recommendedTtlMs > base && !thresholdTooShort(lease)) || verdict === 'lease-too-long';
   const target = moves ? recommendedTtlMs : base;
   const apply: ApplyStep =
     target === ttlMs && judged.source !== 'default'

@@ -47,10 +47,14 @@ export function resolveRecommendationPolicy(policy: Partial<RecommendationPolicy
  */
 export function recommendTtl(p99Ms: number, policy: Pick<RecommendationPolicy, 'floorMs' | 'multiplier' | 'stepMs'> & { cover?: 'p99' | 'max' }, maxMs = 0): number {
   // To cover the longest hold the TTL must exceed it: a hold as long as its TTL expires (1 µs more does).
-  const raw = Math.max(policy.floorMs, policy.multiplier * p99Ms, policy.cover === 'max' ? maxMs + 0.001 : 0);
+  return roundUpToStep(Math.max(policy.floorMs, policy.multiplier * p99Ms, policy.cover === 'max' ? maxMs + 0.001 : 0), policy.stepMs);
+}
+
+/** `ms` rounded up to a whole number of steps, from 0 to MAX_TTL_MS: every TTL advised is one a lock and a policy file take. */
+export function roundUpToStep(ms: number, stepMs: number): number {
   // Guard against 3 × 0.1 = 0.30000000000000004 rounding a whole step up.
-  const steps = Math.ceil(raw / policy.stepMs - 1e-9);
-  return Math.min(Math.max(steps * policy.stepMs, 0), MAX_TTL_MS);
+  const steps = Math.ceil(ms / stepMs - 1e-9);
+  return Math.min(Math.max(steps * stepMs, 0), MAX_TTL_MS);
 }
 
 /** The largest multiplier taken: beyond it no recommendation is a TTL anyone would set. */

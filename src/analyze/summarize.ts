@@ -5,6 +5,7 @@ import { DenseHistogram } from '../store/histogram/histogram.js';
 import { highestValueAt, lowestValueAt, nearestRank } from '../store/histogram/buckets.js';
 import { addEncodedRollup, isReadableRollup } from '../store/histogram/codec.js';
 import { HOUR_MS } from '../units.js';
+import { logBins, mostCommon, type DistributionBin } from './bins.js';
 import { MIN_SAMPLES_FOR_P99, upperBoundRank } from './confidence.js';
 import { patternHints, type Hint } from './hints.js';
 import type { HourRow } from './read-rollups.js';
@@ -25,11 +26,7 @@ export interface HourlyPoint {
   incomplete?: true;
 }
 
-export interface DistributionBin {
-  lowMs: number;
-  highMs: number;
-  count: number;
-}
+export type { DistributionBin };
 
 /** Everything the report says about one key pattern. */
 export interface PatternAnalysis {
@@ -117,6 +114,8 @@ export interface PatternAnalysis {
 /** A wait p99 above this (ms), or more than {@link CONTENTION_NOT_ACQUIRED_RATE} failed acquisitions, suggests a too-broad key. */
 export const CONTENTION_WAIT_P99_MS = 100;
 export const CONTENTION_NOT_ACQUIRED_RATE = 0.01;
+/** The hold-time chart's lowest bin (ms): on a log scale, holds under 1 µs show here. */
+const HOLD_BIN_MIN_MS = 0.001;
 
 /**
  * One pattern's numbers from its rollup rows (in time order): percentiles,
@@ -261,7 +260,7 @@ export function summarize(
     hints,
     contended,
     hourly,
-    distribution: logBins(hold),
+    distribution: logBins(hold, HOLD_BIN_MIN_MS),
     unreadableRows,
     incompleteHours: 0,
     risk: riskOf(hold, ttl.currentMs, recommendedTtlMs, Number.isFinite(firstMs) ? lastMs - firstMs : 0, { seen, censored }),
@@ -300,30 +299,11 @@ function p99Ceiling(seen: DenseHistogram, censoredCount: number): number | null 
 }
 
 function currentTtl(ttls: Map<number, number>): { currentMs: number; minMs: number; maxMs: number } {
-  let currentMs = 0;
-  let best = -1;
   let minMs = Number.POSITIVE_INFINITY;
   let maxMs = 0;
-  for (const [ttl, n] of ttls) {
-    if (n > best || (n === best && ttl < currentMs)) {
-      best = n;
-      currentMs = ttl;
-    }
+  for (const ttl of ttls.keys()) {
     if (ttl < minMs) minMs = ttl;
     if (ttl > maxMs) maxMs = ttl;
   }
-  return { currentMs, minMs: Number.isFinite(minMs) ? minMs : 0, maxMs };
-}
-
-/** Folds the histogram's fine buckets into about ten bins per decade, for a log-scale chart. */
-function logBins(histogram: DenseHistogram): DistributionBin[] {
-  const bins = new Map<number, DistributionBin>();
-  for (const bucket of histogram.buckets()) {
-    const valueMs = Math.max(bucket.lowUs, 1) / 1000;
-    const slot = Math.floor(Math.log10(valueMs) * 10);
-    let bin = bins.get(slot);
-    if (!bin) bins.set(slot, (bin = { lowMs: 10 ** (slot / 10), highMs: 10 ** ((slot + 1) / 10), count: 0 }));
-    bin.count += bucket.count;
-  }
-  return [...bins.values()].sort((a, b) => a.lowMs - b.lowMs);
+  return { currentMs: mostCommon(ttls, 0), minMs: Number.isFinite(minMs) ? minMs : 0, maxMs };
 }

@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
+import { DEFAULT_RECOMMENDATION_POLICY as RULE } from '../analyze/recommend.js';
 import { TtlAdvisorError } from '../errors.js';
+import { formatMs } from '../units.js';
 import { registerApply } from './commands/apply.js';
 import { registerCheck } from './commands/check.js';
 import { registerCollect } from './commands/collect.js';
@@ -18,7 +20,7 @@ const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import
 /** Builds the commander program: one command per file under `commands/`, in the order `--help` lists them. */
 export function buildProgram(io: Io = processIo, state: RunState = { exitCode: 0 }): Command {
   const program = new Command('ttl-advisor')
-    .description('Measure how long Redis locks are really held, and recommend TTL = max(3 s, 3 × p99) per key pattern.')
+    .description(`Measure how long Redis locks are really held, and recommend TTL = max(${formatMs(RULE.floorMs)}, ${RULE.multiplier} × p99) per key pattern.`)
     .version(packageJson.version, '-V, --version')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showSuggestionAfterError(true);

@@ -4,6 +4,7 @@ import type { PatternAlias } from '../keys/miner.js';
 import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, compileTemplates } from '../keys/pattern.js';
 import { isTrustedSample, refusalOf } from '../sample/check-sample.js';
 import { LearnedPatterns } from '../sample/learned-patterns.js';
+import { latenessOf } from '../sample/libraries.js';
 import { OUTCOMES, type LockSample, type Outcome, type SampleRecorder } from '../sample/sample.js';
 import { WarnOnce, type Warning } from '../sample/warn-once.js';
 import { truncate } from '../text.js';
@@ -160,7 +161,7 @@ export class OtelRecorder implements SampleRecorder {
     if (typeof waitMs === 'number') this.wait.record(waitMs / 1000, series.attributes);
     const periodMs = renewal?.periodMs;
     if (typeof periodMs === 'number') {
-      for (const gapMs of renewal!.gapsMs) this.lateness.record(Math.max(0, gapMs - periodMs) / 1000, series.attributes);
+      for (const gapMs of renewal!.gapsMs) this.lateness.record(latenessOf(gapMs, periodMs) / 1000, series.attributes);
     }
     this.outcomes.add(1, series.byOutcome[outcome]);
     series.ttlSeconds = ttlMs / 1000;

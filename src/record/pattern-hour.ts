@@ -1,4 +1,5 @@
 import { OVERFLOW_PATTERN } from '../keys/pattern.js';
+import { latenessOf } from '../sample/libraries.js';
 import { LEASE_LIBRARIES, MAX_RENEWAL_GAPS, type RenewalTimings } from '../sample/sample.js';
 import { encodeRollup, type EncodableHistogram, type LeaseParts } from '../store/histogram/codec.js';
 import { PagedHistogram } from '../store/histogram/paged.js';
@@ -26,7 +27,7 @@ export class LeaseFold implements LeaseParts<PagedHistogram> {
     for (let i = 0; i < n; i++) {
       const gap = gapsMs[i]!;
       this.gap.record(toMicros(gap));
-      if (period >= 0) this.lateness.record(toMicros(gap - period));
+      if (period >= 0) this.lateness.record(toMicros(latenessOf(gap, period)));
     }
     this.margin.record(toMicros(minMarginMs));
     if (maxRoundTripMs !== undefined && maxRoundTripMs !== null) this.roundTrip.record(toMicros(maxRoundTripMs));

@@ -1,5 +1,7 @@
 import type { Decision, Finding, HoldReason, P99Bucket } from '../analyze/decision.js';
 import type { UnconfirmedPattern } from '../analyze/hints.js';
+import { thresholdTooShort } from '../analyze/lease.js';
+import { TOO_LONG_FACTOR } from '../analyze/recommend.js';
 import { formatCount, formatMs, formatSpan } from '../units.js';
 import { leaseText, ranOutText } from './lease-text.js';
 
@@ -67,9 +69,8 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
         return `${ranOut || `${formatCount(f.atRisk)} lease(s) came near running out`} before any renewal was seen (a holder gone, or blocked past the ${formatMs(f.ttlMs)} lease): too few renewals yet to say what lease it needs.`;
       }
       const l = f.lease;
-      const thresholdShort = l.mode === 'threshold' && l.thresholdMs !== undefined && l.recommended.thresholdMs !== undefined && l.thresholdMs < l.recommended.thresholdMs;
-      const need = thresholdShort
-        ? `raise the threshold (node-redlock's \`automaticExtensionThreshold\`) from ${formatMs(l.thresholdMs!)} to at least ${formatMs(l.recommended.thresholdMs!)}: a renewal is sent when that much is left, so a longer duration does not help.`
+      const need = thresholdTooShort(l)
+        ? `raise the threshold (node-redlock's \`automaticExtensionThreshold\`) from ${formatMs(l.thresholdMs ?? 0)} to at least ${formatMs(l.recommended.thresholdMs ?? 0)}: a renewal is sent when that much is left, so a longer duration does not help.`
         : f.recommendedTtlMs > f.ttlMs
           ? `renewal lateness needs ${formatMs(f.recommendedTtlMs)}.`
           : `the lateness rule needs no more than ${formatMs(f.ttlMs)}: these were the far tail — look at what blocked the holders (event loop, GC, Redis latency).`;
@@ -79,7 +80,7 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
       );
     }
     case 'lease-too-long':
-      return `The lease of ${formatMs(f.ttlMs)} is over 3 × what renewal lateness needs (${formatMs(f.recommendedTtlMs)}, from q99.9 lateness ${formatMs(f.p999LateMs)}): a crashed holder blocks the others that long.`;
+      return `The lease of ${formatMs(f.ttlMs)} is over ${TOO_LONG_FACTOR} × what renewal lateness needs (${formatMs(f.recommendedTtlMs)}, from q99.9 lateness ${formatMs(f.p999LateMs)}): a crashed holder blocks the others that long.`;
     case 'insufficient-renewals':
       return `${formatCount(f.renewals)} of ${formatCount(f.neededCount)} renewals: too few to advise the lease yet.`;
     case 'expired': {
@@ -92,7 +93,7 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
     case 'too-short':
       return `The TTL of ${formatMs(f.ttlMs)} is under ${f.multiplier} × p99 (${formatMs(f.scaledP99Ms)}) or under the p99's 95 % upper bound: recommended ${formatMs(f.recommendedTtlMs)}.`;
     case 'too-long':
-      return `The TTL of ${formatMs(f.ttlMs)} is over 3 × the recommended ${formatMs(f.recommendedTtlMs)}: a crashed holder blocks the others needlessly.`;
+      return `The TTL of ${formatMs(f.ttlMs)} is over ${TOO_LONG_FACTOR} × the recommended ${formatMs(f.recommendedTtlMs)}: a crashed holder blocks the others needlessly.`;
     case 'below-floor':
       return `The TTL of ${formatMs(f.ttlMs)} covers the data but is under the ${formatMs(f.floorMs)} floor.`;
     case 'insufficient-data':

@@ -1,5 +1,7 @@
 import type { LeaseAnalysis } from '../analyze/lease.js';
-import { LEASE_SAFETY, MIN_RENEWALS } from '../analyze/lease.js';
+import { HOLD_CAP_MULTIPLIER, LEASE_SAFETY, MIN_RENEWALS, THRESHOLD_DURATION_FACTOR } from '../analyze/lease.js';
+import { LEASE_LIBRARY_FACTS } from '../sample/libraries.js';
+import type { LeaseLibrary } from '../sample/sample.js';
 import { formatCount, formatMs } from '../units.js';
 
 /**
@@ -7,38 +9,38 @@ import { formatCount, formatMs } from '../units.js';
  * `analyze/lease.ts` for the numbers): what to set, where it is set.
  */
 
-/** Library names as users know them. */
-const LIBRARY_NAMES: Readonly<Record<LeaseAnalysis['library'], string>> = {
-  unknown: 'renewed lock',
-  'ttl-advisor': 'withLock autoExtend',
-  bullmq: 'BullMQ',
-  redlock: 'node-redlock using()',
-  'redis-semaphore': 'redis-semaphore',
-  redisson: 'Redisson',
-  'redis-py': 'redis-py Lock',
-};
-
 export function libraryName(lease: LeaseAnalysis): string {
-  return LIBRARY_NAMES[lease.library];
+  return LEASE_LIBRARY_FACTS[lease.library].name;
 }
 
 /** The settings to write, in the library's own terms: "`lockDuration: 3000`". */
 export function leaseSettingsText(lease: LeaseAnalysis): string {
-  const { leaseMs, renewEveryMs, thresholdMs, maxHoldMs } = lease.recommended;
-  switch (lease.library) {
-    case 'bullmq':
-      return `Worker option \`lockDuration: ${leaseMs}\` (renewed \`lockDuration / 2\` apart at the latest); a crashed worker's job is taken up again within \`lockDuration\` + \`stalledInterval\`, so keep \`stalledInterval\` near it; a job timeout of ${formatMs(maxHoldMs)}`;
-    case 'redlock':
-      return `\`redlock.using(keys, ${leaseMs}, { automaticExtensionThreshold: ${thresholdMs ?? leaseMs - renewEveryMs} }, …)\`; abort the routine after ${formatMs(maxHoldMs)}`;
-    case 'redis-semaphore':
-      return `\`{ lockTimeout: ${leaseMs}, refreshInterval: ${renewEveryMs} }\`; stop the work after ${formatMs(maxHoldMs)}`;
-    case 'redisson':
-      return `\`Config.setLockWatchdogTimeout(${leaseMs})\` (renewed every third of it); \`lock.lock(leaseTime)\` is not a lease — keep the watchdog; cap the work at ${formatMs(maxHoldMs)}`;
-    case 'ttl-advisor':
-      return `\`{ ttlMs: ${leaseMs}, autoExtend: ${renewEveryMs}, maxHoldMs: ${maxHoldMs} }\``;
-    default:
-      return `a lease of ${formatMs(leaseMs)}, renewed every ${formatMs(renewEveryMs)}${thresholdMs !== undefined ? ` (when less than ${formatMs(thresholdMs)} is left)` : ''}; cap holds at ${formatMs(maxHoldMs)}`;
-  }
+  return SETTINGS[lease.library](lease.recommended);
+}
+
+type Recommended = LeaseAnalysis['recommended'];
+const optionsOf = (library: LeaseLibrary) => LEASE_LIBRARY_FACTS[library].options!;
+const bull = optionsOf('bullmq');
+const redlock = optionsOf('redlock');
+const semaphore = optionsOf('redis-semaphore');
+const ours = optionsOf('ttl-advisor');
+
+/** Per library, where its lease is set and what caps the work (the compiler wants a row for every library). */
+const SETTINGS: Readonly<Record<LeaseLibrary, (r: Recommended) => string>> = {
+  bullmq: ({ leaseMs, maxHoldMs }) =>
+    `Worker option \`${bull.ttl}: ${leaseMs}\` (renewed \`${bull.ttl} / ${LEASE_LIBRARY_FACTS.bullmq.defaultPeriodDivisor}\` apart at the latest); a crashed worker's job is taken up again within \`${bull.ttl}\` + \`stalledInterval\`, so keep \`stalledInterval\` near it; a job timeout of ${formatMs(maxHoldMs)}`,
+  redlock: ({ leaseMs, renewEveryMs, thresholdMs, maxHoldMs }) =>
+    `\`redlock.using(keys, ${leaseMs}, { ${redlock.threshold}: ${thresholdMs ?? leaseMs - renewEveryMs} }, …)\`; abort the routine after ${formatMs(maxHoldMs)}`,
+  'redis-semaphore': ({ leaseMs, renewEveryMs, maxHoldMs }) => `\`{ ${semaphore.ttl}: ${leaseMs}, ${semaphore.renewEvery}: ${renewEveryMs} }\`; stop the work after ${formatMs(maxHoldMs)}`,
+  redisson: ({ leaseMs, maxHoldMs }) =>
+    `\`Config.setLockWatchdogTimeout(${leaseMs})\` (renewed every third of it); \`lock.lock(leaseTime)\` is not a lease — keep the watchdog; cap the work at ${formatMs(maxHoldMs)}`,
+  'ttl-advisor': ({ leaseMs, renewEveryMs, maxHoldMs }) => `\`{ ${ours.ttl}: ${leaseMs}, ${ours.renewEvery}: ${renewEveryMs}, maxHoldMs: ${maxHoldMs} }\``,
+  unknown: genericSettings,
+  'redis-py': genericSettings,
+};
+
+function genericSettings({ leaseMs, renewEveryMs, thresholdMs, maxHoldMs }: Recommended): string {
+  return `a lease of ${formatMs(leaseMs)}, renewed every ${formatMs(renewEveryMs)}${thresholdMs !== undefined ? ` (when less than ${formatMs(thresholdMs)} is left)` : ''}; cap holds at ${formatMs(maxHoldMs)}`;
 }
 
 /** How the recommendation comes from the lateness: the formula with its numbers. */
@@ -46,10 +48,9 @@ export function leaseFormulaText(lease: LeaseAnalysis, floorMs: number): string 
   const q = formatMs(lease.latenessMs.p999);
   if (lease.mode === 'threshold') {
     const rtt = lease.roundTripMs ? ` + p99 round trip ${formatMs(lease.roundTripMs.p99)}` : '';
-    return `threshold ≥ ${LEASE_SAFETY} × q99.9 lateness ${q}${rtt} → ${formatMs(lease.recommended.thresholdMs ?? 0)}; duration max(${formatMs(floorMs)}, 2 × threshold) = ${formatMs(lease.recommended.leaseMs)}`;
+    return `threshold ≥ ${LEASE_SAFETY} × q99.9 lateness ${q}${rtt} → ${formatMs(lease.recommended.thresholdMs ?? 0)}; duration max(${formatMs(floorMs)}, ${THRESHOLD_DURATION_FACTOR} × threshold) = ${formatMs(lease.recommended.leaseMs)}`;
   }
-  const alpha = Math.min(0.95, Math.max(0.05, lease.alpha));
-  return `lease = max(${formatMs(floorMs)}, ${LEASE_SAFETY} × q99.9 lateness ${q} / (1 − ${round2(alpha)})) = ${formatMs(lease.recommended.leaseMs)}`;
+  return `lease = max(${formatMs(floorMs)}, ${LEASE_SAFETY} × q99.9 lateness ${q} / (1 − ${round2(lease.alpha)})) = ${formatMs(lease.recommended.leaseMs)}`;
 }
 
 /** The lease finding: what the renewals showed and what to set. */
@@ -64,7 +65,7 @@ export function leaseText(lease: LeaseAnalysis, ttlMs: number, floorMs: number):
     `${libraryName(lease)} lease: ${formatCount(lease.renewals)} renewal(s) of ${formatCount(lease.holds)} hold(s), ${period}: ` +
     `q99.9 lateness ${formatMs(lease.latenessMs.p999)}, the latest ${formatMs(lease.latenessMs.max)}${margin}${loop}. ` +
     `From lateness: ${leaseFormulaText(lease, floorMs)} — ${leaseSettingsText(lease)} ` +
-    `(the hold cap is max(${formatMs(floorMs)}, 3 × p99 hold): a timeout, not the TTL).`
+    `(the hold cap is max(${formatMs(floorMs)}, ${HOLD_CAP_MULTIPLIER} × p99 hold): a timeout, not the TTL).`
   );
 }
 

@@ -36,17 +36,6 @@ export function leaseLibraryOf(key: string, event: 'set' | 'hincrby'): LeaseLibr
 }
 
 /**
- * The renewal period a library's holder means by default, from the TTL it took the lock with: BullMQ's
- * `lockRenewTime` is `lockDuration / 2`; Redisson's watchdog renews every `lockWatchdogTimeout / 3`.
- * `undefined` where it is not known (reports infer it from the gaps).
- */
-export function periodOf(library: LeaseLibrary | undefined, ttlMs: number): number | undefined {
-  if (library === 'bullmq') return ttlMs / 2;
-  if (library === 'redisson') return ttlMs / 3;
-  return undefined;
-}
-
-/**
  * `bull:<queue>:{id}:lock` for a BullMQ job lock whatever its job id (a custom id such as `order-7` would
  * keep a word of it, and a queue name its digits would lose), its queue name's braces doubled (a hash
  * tag's); else undefined. `watch` names a key by the first matching template, then this, then learns it.

@@ -1,5 +1,5 @@
+import { defaultPeriodOf } from '../sample/libraries.js';
 import { MAX_RENEWAL_GAPS, type LeaseLibrary, type RenewalTimings } from '../sample/sample.js';
-import { periodOf } from './lease-keys.js';
 
 /**
  * A held key's renewals as `watch` sees them, by the arrival times of their
@@ -72,5 +72,5 @@ export function renewalOf(
   expired: boolean,
 ): RenewalTimings | undefined {
   if (timing === undefined && library === undefined) return undefined;
-  return (timing ?? new RenewalTiming(setMs, ttlMs)).timings(expired, holdMs, ttlMs, library ?? 'unknown', periodOf(library, ttlMs));
+  return (timing ?? new RenewalTiming(setMs, ttlMs)).timings(expired, holdMs, ttlMs, library ?? 'unknown', defaultPeriodOf(library, ttlMs));
 }

@@ -96,6 +96,27 @@ describe('leases in check, apply and init', () => {
     expect((await runCli(['check', '--policy', renew, '--db', fixed], NOW)).code).toBe(0);
   });
 
+  it('α is clamped once: a lease renewed every 100 ms of 8 s (α 0.0125) gets from init the share the report prints (0.05), not the raw one', async () => {
+    // redis-semaphore-like, its period known: 100 ms of an 8 s lease, on time. 8 s is under 3 × the 3 s lateness needs: kept.
+    const path = await recordLeases(dir, 'tiny-alpha', {
+      key: (i) => `report:lock:${i}`,
+      ttlMs: 8000,
+      holds: 400,
+      renewalsPerHold: 3,
+      periodMs: 100,
+      gapMs: (i, r) => 100 + ((i + r) % 3),
+      library: 'redis-semaphore',
+    });
+    const out = join(dir, 'tiny-alpha-report');
+    expect((await runCli(['report', '--db', path, '--out', out, '--format', 'json'], NOW)).code).toBe(0);
+    const [reported] = JSON.parse(readFileSync(join(out, 'ttl-report.json'), 'utf8')).patterns;
+    expect(reported.findings.find((f: { kind: string }) => f.kind === 'lease').text).toMatch(/\/ \(1 − 0\.05\)\)/);
+    const fresh = join(dir, 'tiny-alpha.json');
+    expect((await runCli(['init', '--policy', fresh, '--db', path], NOW)).code).toBe(0);
+    // 0.05 × 8,000: before α was stored clamped, apply read the raw 0.0125 and wrote 100.
+    expect(JSON.parse(readFileSync(fresh, 'utf8')).locks['report:lock:{id}']).toMatchObject({ ttlMs: 8000, renewEveryMs: 400 });
+  });
+
   it('refuses lease fields that cannot work, in one line each', () => {
     const parse = (entry: object) => () => parsePolicy(JSON.stringify({ locks: { 'a:{id}': entry } }), 'p.json');
     expect(parse({ ttlMs: 1000, renewEveryMs: 1000 })).toThrow(/"renewEveryMs" to be a positive integer \(ms\) under "ttlMs" \(1000\), got 1000/);
