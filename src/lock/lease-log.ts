@@ -1,4 +1,5 @@
-import { MAX_RENEWAL_GAPS, type Outcome, type RenewalTimings } from '../sample/sample.js';
+import { RenewalLog } from '../sample/renewal-log.js';
+import type { Outcome, RenewalTimings } from '../sample/sample.js';
 
 /** How often the event loop is looked at while a lease is held (ms): finer costs more wake-ups. */
 const LOOP_TICK_MS = 20;
@@ -46,19 +47,15 @@ class LoopWatch {
 const loopWatch = new LoopWatch();
 
 /**
- * A renewed hold's renewals, as the lock sees them (see `RenewalTimings`): the
- * gap between one renewal's send and the next, the least margin left when a
- * renewal was answered, the slowest round trip, and — with `autoExtend` — the
- * longest the event loop was blocked while held (what makes renewals late), to
- * the ticker's 20 ms resolution.
+ * A renewed hold's renewals, as the lock sees them (see `RenewalLog`, whose
+ * convention it keeps), and — with `autoExtend` — the longest the event loop
+ * was blocked while held (what makes renewals late), to the ticker's 20 ms
+ * resolution.
  *
  * Made only for a lease (`autoExtend`, or a first manual `extend()`): a lock
  * that is never renewed pays nothing.
  */
-export class LeaseLog {
-  private readonly gaps: number[] = [];
-  private minMarginMs = Number.POSITIVE_INFINITY;
-  private maxRoundTripMs = 0;
+export class LeaseLog extends RenewalLog {
   private watching = false;
   /** When the event loop began to be watched for this lease. */
   watchedFromPerf = 0;
@@ -70,10 +67,11 @@ export class LeaseLog {
    * @param untilPerf when the event loop stops being watched for it at the latest (past `maxHoldMs` and a TTL).
    */
   constructor(
-    private lastSentPerf: number,
+    lastSentPerf: number,
     private readonly periodMs: number | undefined,
     readonly untilPerf = Number.POSITIVE_INFINITY,
   ) {
+    super(lastSentPerf);
     if (periodMs === undefined) return;
     this.watchedFromPerf = performance.now();
     this.loopMaxMs = 0;
@@ -91,11 +89,7 @@ export class LeaseLog {
    * earliest at `expiresPerf` (the previous renewal's send + its TTL): the margin is what was left of it.
    */
   renewed(sentPerf: number, repliedPerf: number, expiresPerf: number): void {
-    if (this.gaps.length < MAX_RENEWAL_GAPS) this.gaps.push(sentPerf - this.lastSentPerf);
-    this.lastSentPerf = sentPerf;
-    const margin = expiresPerf - repliedPerf;
-    if (margin < this.minMarginMs) this.minMarginMs = margin;
-    if (repliedPerf - sentPerf > this.maxRoundTripMs) this.maxRoundTripMs = repliedPerf - sentPerf;
+    this.noteRenewal(sentPerf, repliedPerf, expiresPerf);
   }
 
   /** Stops watching the event loop (the hold ended, or nothing will renew it any more). Idempotent. */
@@ -111,14 +105,13 @@ export class LeaseLog {
    */
   timings(outcome: Outcome, endPerf: number, expiresPerf: number): RenewalTimings {
     this.stop();
-    let minMarginMs = this.minMarginMs;
-    if (outcome === 'expired') minMarginMs = Math.min(minMarginMs, expiresPerf - endPerf, 0);
+    let minMarginMs = this.leastMarginMs(outcome, expiresPerf - endPerf);
     // Never renewed and never lost: the whole TTL was left.
     if (minMarginMs === Number.POSITIVE_INFINITY) minMarginMs = Math.max(0, expiresPerf - endPerf);
-    const timings: RenewalTimings = { gapsMs: this.gaps, minMarginMs, library: 'ttl-advisor' };
+    const timings: RenewalTimings = { gapsMs: this.gapsMs, minMarginMs, library: 'ttl-advisor' };
     if (this.periodMs !== undefined) timings.periodMs = this.periodMs;
     // Every renewal has a gap (the cap is far above 0): with none, there is no round trip to give.
-    if (this.gaps.length > 0) timings.maxRoundTripMs = this.maxRoundTripMs;
+    if (this.gapsMs.length > 0) timings.maxRoundTripMs = this.maxRoundTripMs;
     if (this.loopMaxMs !== undefined) timings.maxLoopDelayMs = this.loopMaxMs;
     return timings;
   }
