@@ -2,9 +2,9 @@ import { OVERFLOW_PATTERN } from '../keys/pattern.js';
 import type { SourceBucket, SourceData, SourcePattern } from '../source/types.js';
 import { nearestRank } from '../store/histogram/buckets.js';
 import { assembleAnalysis, checkWindow, type Analysis, type AnalyzeOptions } from './analyze.js';
-import { decide, type P99Bucket } from './decision.js';
+import type { P99Bucket } from './decision.js';
 import { resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
-import { summarize, type PatternAnalysis } from './summarize.js';
+import { decidePattern, patternFigures, summarize, type PatternAnalysis } from './summarize.js';
 
 /**
  * The analysis of data read from a source other than samples databases (Prometheus): the same
@@ -35,15 +35,14 @@ export function analyzeSource(data: SourceData, options: AnalyzeOptions = {}): A
   );
 }
 
+/** A pattern's figures with the bucket its p99 lies in, then its one decision. */
 function analyzePattern(source: SourcePattern, policy: RecommendationPolicy): PatternAnalysis {
-  const summary = summarize(source.pattern, source.rows, policy);
+  const figures = patternFigures(source.pattern, source.rows, policy);
   const bucket = p99BucketOf(source);
-  if (!bucket) return summary;
+  if (!bucket) return decidePattern(figures, policy);
   // Above the last bound the figure is the bound: a lower bound, said as `≥`.
-  const holdLowerBound = bucket.highMs === null ? { ...summary.holdLowerBound, p99: true } : summary.holdLowerBound;
-  const facts = { ...summary, p99Bucket: bucket, holdLowerBound };
-  const decision = decide(facts, { ttlMs: summary.ttl.currentMs, source: 'in-use' }, policy);
-  return { ...facts, verdict: decision.verdict, decision };
+  const holdLowerBound = bucket.highMs === null ? { ...figures.holdLowerBound, p99: true } : figures.holdLowerBound;
+  return decidePattern({ ...figures, p99Bucket: bucket, holdLowerBound }, policy);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { MIN_SAMPLES_FOR_P99 } from './confidence.js';
 import { DECISION_DEFAULTS, type Decision, type DecisionFacts, type DecisionOptions, type Expirations, type Finding, type HoldReason, type ApplyStep, type JudgedTtl, type RulePolicy } from './decision-types.js';
-import { applyStep, closingFindings } from './evidence.js';
+import { applyStep, DecisionFindings } from './evidence.js';
 import { decideLease } from './lease-decision.js';
 import { roundUpToStep } from './recommend.js';
 import { rateOf } from './risk.js';
@@ -36,60 +36,53 @@ export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, op
   const apply = applyStep({ count: p.holdCount, of: 'holds', spanMs: p.lastMs - p.firstMs }, judged, recommendedTtlMs, verdict === 'expired', options);
   const writes = apply.kind === 'write';
 
-  const findings: Finding[] = [];
-  let fails = false;
-  let warns = false;
-  if (judged.source === 'default') {
-    findings.push({ kind: 'not-in-policy', defaultTtlMs: ttlMs });
-    warns = true;
-  }
+  const f = new DecisionFindings(judged);
   if (verdict === 'expired') {
     // Locks expired that the recommendation would have saved: fails until applied, or names why apply cannot.
     const unseen = unseenAtRisk ? expirations.unseen : 0;
-    findings.push({ kind: 'expired', count: expirations.fixable + unseen, unseen, inUseTtlMs: p.ttl.currentMs, recommendedTtlMs });
-    fails = true;
+    f.add({ kind: 'expired', count: expirations.fixable + unseen, unseen, inUseTtlMs: p.ttl.currentMs, recommendedTtlMs });
+    f.fails = true;
   } else if (verdict === 'too-short') {
-    findings.push({ kind: 'too-short', ttlMs, scaledP99Ms: rule.multiplier * p.holdMs.p99, multiplier: rule.multiplier, recommendedTtlMs });
-    fails = writes;
+    f.add({ kind: 'too-short', ttlMs, scaledP99Ms: rule.multiplier * p.holdMs.p99, multiplier: rule.multiplier, recommendedTtlMs });
+    f.fails = writes;
     // A move under --min-change is not worth a look either (the rule's multiplier has room for it).
-    warns = apply.kind !== 'hold' || apply.why.kind !== 'under-min-change';
+    f.warns = apply.kind !== 'hold' || apply.why.kind !== 'under-min-change';
   } else if (verdict === 'too-long') {
-    findings.push({ kind: 'too-long', ttlMs, recommendedTtlMs });
-    fails = writes && options.strict;
-    warns = writes;
+    f.add({ kind: 'too-long', ttlMs, recommendedTtlMs });
+    f.fails = writes && options.strict;
+    f.warns = writes;
   } else if (verdict === 'below-floor') {
-    findings.push({ kind: 'below-floor', ttlMs, floorMs: rule.floorMs });
-    warns = writes;
+    f.add({ kind: 'below-floor', ttlMs, floorMs: rule.floorMs });
+    f.warns = writes;
   } else if (verdict === 'insufficient-data') {
-    findings.push({ kind: 'insufficient-data', holdCount: p.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
+    f.add({ kind: 'insufficient-data', holdCount: p.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
     // A pinned entry is a human's decision already; too little data fails only where a human has not decided.
-    fails = options.failOnInsufficientData && !judged.pinned;
-    warns = true;
+    f.fails = options.failOnInsufficientData && !judged.pinned;
+    f.warns = true;
   }
   // Why apply leaves a TTL that wants a move; with too little data there is no recommendation to leave out.
-  if (insufficient && verdict !== 'insufficient-data') findings.push({ kind: 'insufficient-data', holdCount: p.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
+  if (insufficient && verdict !== 'insufficient-data') f.add({ kind: 'insufficient-data', holdCount: p.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
   if (apply.kind === 'hold' && (verdict !== 'ok' || judged.source === 'default') && apply.why.kind !== 'too-few-samples') {
-    findings.push({ kind: 'held', fromMs: ttlMs, toMs: apply.toMs, why: apply.why, advice: !insufficient });
+    f.add({ kind: 'held', fromMs: ttlMs, toMs: apply.toMs, why: apply.why, advice: !insufficient });
   }
 
   const tail = tailOf(p, recommendedTtlMs, expirations.beyond, rule.multiplier);
   if (tail) {
-    findings.push(tail);
+    f.add(tail);
     // Holds beyond the rule are a finding, not a failure apply cannot fix; expirations among them want a look.
-    if (tail.expired > 0) warns = true;
+    if (tail.expired > 0) f.warns = true;
   }
   if (expirations.unseen > 0 && !unseenAtRisk) {
-    findings.push({ kind: 'unseen-expirations', count: expirations.unseen, ttlMs });
-    warns = true;
+    f.add({ kind: 'unseen-expirations', count: expirations.unseen, ttlMs });
+    f.warns = true;
   }
   if (p.holdLowerBound.p99) {
     const ceiling = p.p99CeilingMs ?? null;
     const ceilingTtlMs = ceiling === null ? null : Math.max(recommendedTtlMs, roundUpToStep(Math.max(rule.floorMs, rule.multiplier * ceiling), rule.stepMs));
-    findings.push({ kind: 'censored', censored: p.censored, p99Ms: p.holdMs.p99, p99CeilingMs: ceiling, recommendedTtlMs, ceilingTtlMs });
+    f.add({ kind: 'censored', censored: p.censored, p99Ms: p.holdMs.p99, p99CeilingMs: ceiling, recommendedTtlMs, ceilingTtlMs });
   }
-  if (expirations.covered > 0) findings.push({ kind: 'resolved', count: expirations.covered, inUseTtlMs: p.ttl.currentMs });
-  if (p.p99Bucket) findings.push({ kind: 'resolution', bucket: p.p99Bucket });
-  if (closingFindings(p, judged, findings)) warns = true;
+  if (expirations.covered > 0) f.add({ kind: 'resolved', count: expirations.covered, inUseTtlMs: p.ttl.currentMs });
+  if (p.p99Bucket) f.add({ kind: 'resolution', bucket: p.p99Bucket });
   return {
     verdict,
     recommendedTtlMs,
@@ -97,8 +90,7 @@ export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, op
     insufficient,
     expirations,
     apply,
-    level: fails ? 'fail' : warns ? 'warn' : 'info',
-    findings,
+    ...f.close(p, judged),
   };
 }
 
@@ -108,11 +100,11 @@ export function decide(p: DecisionFacts, judged: JudgedTtl, rule: RulePolicy, op
  * (a human decides, or finer buckets), so `check` fails only with --fail-on-insufficient-data.
  */
 function refuseBeyondBuckets(p: DecisionFacts, judged: JudgedTtl, lastBoundMs: number, options: DecisionOptions): Decision {
-  const findings: Finding[] = [];
-  if (judged.source === 'default') findings.push({ kind: 'not-in-policy', defaultTtlMs: judged.ttlMs });
-  findings.push({ kind: 'beyond-buckets', lastBoundMs });
+  const f = new DecisionFindings(judged);
+  f.add({ kind: 'beyond-buckets', lastBoundMs });
   const why: HoldReason = judged.pinned ? { kind: 'pinned', reason: judged.reason } : { kind: 'beyond-buckets', lastBoundMs };
-  closingFindings(p, judged, findings);
+  // Refused, the level is the data's, whatever the closing findings: failing only where a human must decide.
+  const { findings } = f.close(p, judged);
   const expired = p.outcomes.expired;
   return {
     verdict: 'insufficient-data',

@@ -1,5 +1,5 @@
 import { MIN_SAMPLES_FOR_P99 } from './confidence.js';
-import type { ApplyStep, DecisionFacts, DecisionOptions, Finding, HoldReason, JudgedTtl } from './decision-types.js';
+import type { ApplyStep, Decision, DecisionFacts, DecisionOptions, Finding, HoldReason, JudgedTtl } from './decision-types.js';
 import { MIN_RENEWALS } from './lease.js';
 
 /** What a move stands on: hold times (a fixed lock) or renewals (a lease), and the span of the data. */
@@ -31,12 +31,31 @@ export function applyStep(e: Evidence, judged: JudgedTtl, toMs: number, urgent: 
 }
 
 /**
- * The findings every decision ends with, fixed lock or lease: a deploy pending (the policy's TTL is not
- * the one in use yet) and contention. Returns whether they want a human's look.
+ * The scaffold of every decision, fixed lock, lease or refused: its findings in order, and whether
+ * `check` fails on them or a human should look. It opens with the entry a pattern lacks in the policy
+ * and closes with a deploy pending (the policy's TTL is not the one in use yet) and contention.
  */
-export function closingFindings(p: DecisionFacts, judged: JudgedTtl, findings: Finding[]): boolean {
-  if (judged.source === 'policy' && p.ttl.currentMs !== judged.ttlMs) findings.push({ kind: 'deploy-pending', inUseTtlMs: p.ttl.currentMs, policyTtlMs: judged.ttlMs });
-  if (!p.contended) return false;
-  findings.push({ kind: 'contended', waitP99Ms: p.waitMs.p99, notAcquiredRate: p.count > 0 ? p.outcomes.not_acquired / p.count : 0 });
-  return true;
+export class DecisionFindings {
+  readonly list: Finding[] = [];
+  /** `check` fails: only on what `apply` would change, or a decision only a human can take. */
+  fails = false;
+  /** A human should look (an annotation, a note in the row). */
+  warns = false;
+
+  constructor(judged: JudgedTtl) {
+    if (judged.source === 'default') this.add({ kind: 'not-in-policy', defaultTtlMs: judged.ttlMs }, true);
+  }
+
+  /** Adds a finding; `warns`: it wants a human's look. */
+  add(finding: Finding, warns = false): void {
+    this.list.push(finding);
+    if (warns) this.warns = true;
+  }
+
+  /** The closing findings, then the level the decision's findings add up to. */
+  close(p: DecisionFacts, judged: JudgedTtl): Pick<Decision, 'level' | 'findings'> {
+    if (judged.source === 'policy' && p.ttl.currentMs !== judged.ttlMs) this.add({ kind: 'deploy-pending', inUseTtlMs: p.ttl.currentMs, policyTtlMs: judged.ttlMs });
+    if (p.contended) this.add({ kind: 'contended', waitP99Ms: p.waitMs.p99, notAcquiredRate: p.count > 0 ? p.outcomes.not_acquired / p.count : 0 }, true);
+    return { level: this.fails ? 'fail' : this.warns ? 'warn' : 'info', findings: this.list };
+  }
 }

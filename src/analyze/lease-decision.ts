@@ -1,5 +1,5 @@
-import type { ApplyStep, Decision, DecisionFacts, DecisionOptions, Finding, JudgedTtl, RulePolicy } from './decision-types.js';
-import { applyStep, closingFindings } from './evidence.js';
+import type { ApplyStep, Decision, DecisionFacts, DecisionOptions, JudgedTtl, RulePolicy } from './decision-types.js';
+import { applyStep, DecisionFindings } from './evidence.js';
 import { leaseVerdict, MIN_RENEWALS, thresholdTooShort, type LeaseAnalysis } from './lease.js';
 import type { Verdict } from './verdict.js';
 
@@ -33,15 +33,9 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
       : applyStep({ count: lease.renewals, of: 'renewals', spanMs: p.lastMs - p.firstMs }, judged, target, lease.ranOut > 0, options);
   const writes = apply.kind === 'write';
 
-  const findings: Finding[] = [];
-  let fails = false;
-  let warns = false;
-  if (judged.source === 'default') {
-    findings.push({ kind: 'not-in-policy', defaultTtlMs: ttlMs });
-    warns = true;
-  }
+  const f = new DecisionFindings(judged);
   if (verdict === 'lease-at-risk') {
-    findings.push({
+    f.add({
       kind: 'lease-at-risk',
       lease,
       atRisk: lease.atRisk,
@@ -53,24 +47,23 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
       recommendedTtlMs,
     });
     // Leases ran out: fails until applied, or names why apply cannot; late renewals the rule covers already: a look.
-    fails = moves && (writes || (apply.kind === 'hold' && lease.ranOut > 0));
-    warns = true;
+    f.fails = moves && (writes || (apply.kind === 'hold' && lease.ranOut > 0));
+    f.warns = true;
   } else if (verdict === 'lease-too-long') {
-    findings.push({ kind: 'lease-too-long', ttlMs: base, recommendedTtlMs, p999LateMs: lease.latenessMs.p999 });
-    fails = writes && options.strict;
-    warns = writes;
+    f.add({ kind: 'lease-too-long', ttlMs: base, recommendedTtlMs, p999LateMs: lease.latenessMs.p999 });
+    f.fails = writes && options.strict;
+    f.warns = writes;
   } else if (verdict === 'insufficient-data') {
-    fails = options.failOnInsufficientData && !judged.pinned;
-    warns = true;
+    f.fails = options.failOnInsufficientData && !judged.pinned;
+    f.warns = true;
   }
   // The verdict itself, or why apply leaves a lease that wants a move: no advice to leave out.
-  if (insufficient) findings.push({ kind: 'insufficient-renewals', renewals: lease.renewals, neededCount: MIN_RENEWALS });
+  if (insufficient) f.add({ kind: 'insufficient-renewals', renewals: lease.renewals, neededCount: MIN_RENEWALS });
   // What the renewals showed and the advice in the library's words, after what is wrong.
-  findings.push({ kind: 'lease', lease, ttlMs: base, floorMs: rule.floorMs });
+  f.add({ kind: 'lease', lease, ttlMs: base, floorMs: rule.floorMs });
   if (apply.kind === 'hold' && moves && apply.why.kind !== 'too-few-renewals') {
-    findings.push({ kind: 'held', fromMs: ttlMs, toMs: apply.toMs, why: apply.why, advice: !insufficient });
+    f.add({ kind: 'held', fromMs: ttlMs, toMs: apply.toMs, why: apply.why, advice: !insufficient });
   }
-  if (closingFindings(p, judged, findings)) warns = true;
   const expired = p.outcomes.expired;
   return {
     verdict,
@@ -80,8 +73,7 @@ export function decideLease(p: DecisionFacts, lease: LeaseAnalysis, judged: Judg
     // A lease's expirations are leases that ran out: renewal lateness, not hold time, decides them.
     expirations: { total: expired, covered: 0, fixable: 0, beyond: 0, unseen: expired },
     apply,
-    level: fails ? 'fail' : warns ? 'warn' : 'info',
-    findings,
+    ...f.close(p, judged),
   };
 }
 

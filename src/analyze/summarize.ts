@@ -1,10 +1,7 @@
 import type { LearnedPattern } from '../keys/learned-names.js';
 import type { Outcome } from '../sample/sample.js';
-import type { DecodeTarget } from '../store/histogram/codec.js';
-import { DenseHistogram } from '../store/histogram/histogram.js';
+import type { DenseHistogram } from '../store/histogram/histogram.js';
 import { highestValueAt, lowestValueAt, nearestRank } from '../store/histogram/buckets.js';
-import { addEncodedRollup, isReadableRollup } from '../store/histogram/codec.js';
-import { HOUR_MS } from '../units.js';
 import { logBins, mostCommon, type DistributionBin } from './bins.js';
 import { MIN_SAMPLES_FOR_P99, upperBoundRank } from './confidence.js';
 import { patternHints, type Hint } from './hints.js';
@@ -13,20 +10,10 @@ import { recommendTtl, type RecommendationPolicy } from './recommend.js';
 import { riskOf, type Risk } from './risk.js';
 import type { Verdict } from './verdict.js';
 import { decide, type Decision, type P99Bucket } from './decision.js';
-import { analyzeLease, LeaseReader, type LeaseAnalysis } from './lease.js';
+import { analyzeLease, type LeaseAnalysis } from './lease.js';
+import { foldRows, type HourlyPoint } from './pattern-fold.js';
 
-export interface HourlyPoint {
-  /** Start of the hour, epoch ms. */
-  hourStartMs: number;
-  count: number;
-  p99Ms: number;
-  /** The longest hold that hour. */
-  maxMs: number;
-  /** A gap in what was seen (`watch` lost notifications) touches this hour: its count is a lower bound. */
-  incomplete?: true;
-}
-
-export type { DistributionBin };
+export type { DistributionBin, HourlyPoint };
 
 /** Everything the report says about one key pattern. */
 export interface PatternAnalysis {
@@ -121,72 +108,25 @@ const HOLD_BIN_MIN_MS = 0.001;
  * One pattern's numbers from its rollup rows (in time order): percentiles,
  * outcomes, the TTL in use, the hourly series, the recommendation and the verdict.
  */
-export function summarize(
-  pattern: string,
-  rows: readonly HourRow[],
-  policy: RecommendationPolicy,
-  expiredHolds: () => number[] = () => [],
-): PatternAnalysis {
-  // Every hold (a censored one at how long it was seen held), the ones whose end was seen, the censored ones.
-  const hold = new DenseHistogram();
-  const seen = new DenseHistogram();
-  const censored = new DenseHistogram();
-  const wait = new DenseHistogram();
-  const lease = new LeaseReader();
-  const ttls = new Map<number, number>();
-  const outcomes: Record<Outcome, number> = { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 };
-  const hourly: HourlyPoint[] = [];
-  let count = 0;
-  let threw = 0;
-  let unconfirmed = 0;
-  let extended = 0;
-  let extensions = 0;
-  let unreadableRows = 0;
-  let holdSumUs = 0;
-  let firstMs = Number.POSITIVE_INFINITY;
-  let lastMs = Number.NEGATIVE_INFINITY;
+export function summarize(pattern: string, rows: readonly HourRow[], policy: RecommendationPolicy, expiredHolds: () => number[] = () => []): PatternAnalysis {
+  return decidePattern(patternFigures(pattern, rows, policy, expiredHolds), policy);
+}
 
-  // Rows arrive in time order: build one hour's histogram at a time, then fold it into the total.
-  const hour = new DenseHistogram();
-  let hourStart = Number.NaN;
-  let hourCount = 0;
-  const closeHour = () => {
-    if (!Number.isNaN(hourStart)) {
-      hourly.push({ hourStartMs: hourStart, count: hourCount, p99Ms: hour.valueAtPercentile(99) / 1000, maxMs: hour.maxValue / 1000 });
-      hold.add(hour);
-    }
-  };
-  for (const [bucketStartMs, rowCount, released, expired, notAcquired, error, rowThrew, rowHoldSumUs, , rowFirstMs, rowLastMs, hists, rowExtended, rowExtensions, rowLost, rowUnconfirmed] of rows) {
-    if (!isReadableRollup(hists)) {
-      unreadableRows++;
-      continue;
-    }
-    const rowHour = Math.floor(bucketStartMs / HOUR_MS) * HOUR_MS;
-    if (rowHour !== hourStart) {
-      closeHour();
-      hour.clear();
-      hourStart = rowHour;
-      hourCount = 0;
-    }
-    lease.setHour(rowHour);
-    addEncodedRollup(hists, both(hour, seen), wait, ttls, both(hour, censored), lease);
-    hourCount += rowCount;
-    count += rowCount;
-    threw += rowThrew;
-    unconfirmed += rowUnconfirmed ?? 0;
-    extended += rowExtended;
-    extensions += rowExtensions;
-    holdSumUs += rowHoldSumUs;
-    outcomes.released += released;
-    outcomes.expired += expired;
-    outcomes.not_acquired += notAcquired;
-    outcomes.error += error;
-    outcomes.lost += rowLost;
-    if (rowFirstMs < firstMs) firstMs = rowFirstMs;
-    if (rowLastMs > lastMs) lastMs = rowLastMs;
-  }
-  closeHour();
+/** A pattern's figures before its decision: a source that knows more of them (the p99's bucket) adds it, then decides. */
+export type PatternFigures = Omit<PatternAnalysis, 'verdict' | 'decision'>;
 
+/**
+ * The pattern's decision for the TTL in use, taken once: the report's verdict is the same decision
+ * `check` and `apply` take for a policy's TTL.
+ */
+export function decidePattern(figures: PatternFigures, policy: RecommendationPolicy): PatternAnalysis {
+  const decision = decide(figures, { ttlMs: figures.ttl.currentMs, source: 'in-use' }, policy);
+  return { ...figures, verdict: decision.verdict, decision };
+}
+
+/** One pattern's figures from its rollup rows (in time order). */
+export function patternFigures(pattern: string, rows: readonly HourRow[], policy: RecommendationPolicy, expiredHolds: () => number[] = () => []): PatternFigures {
+  const { hold, seen, censored, wait, lease, ttls, outcomes, hourly, count, threw, unconfirmed, extended, extensions, unreadableRows, holdSumUs, firstMs, lastMs } = foldRows(rows);
   const holdCount = hold.totalCount;
   const ms = (us: number) => us / 1000;
   const p99Ms = ms(hold.valueAtPercentile(99));
@@ -218,16 +158,7 @@ export function summarize(
     ttl,
   }).filter((h) => !leaseAnalysis || (h.kind !== 'expired' && h.kind !== 'extended'));
 
-  // The holds above the p99 whose end was seen, by upper edge; every censored one, by how long it was seen held.
-  const holdTail: PatternAnalysis['holdTail'] = [];
-  const p99Us = hold.valueAtPercentile(99);
-  seen.forEachBucket((index, n) => {
-    const highUs = highestValueAt(index);
-    if (highUs > p99Us) holdTail.push([highUs / 1000, n]);
-  });
-  censored.forEachBucket((index, n) => void holdTail.push([Math.max(lowestValueAt(index), censored.minValue) / 1000, n, true]));
-
-  const summary: Omit<PatternAnalysis, 'verdict' | 'decision'> = {
+  const summary: PatternFigures = {
     pattern,
     count,
     holdCount,
@@ -256,7 +187,7 @@ export function summarize(
     p99UpperBoundMs,
     neededMs,
     recommendedTtlMs,
-    holdTail,
+    holdTail: holdTailOf(hold, seen, censored),
     hints,
     contended,
     hourly,
@@ -266,17 +197,19 @@ export function summarize(
     risk: riskOf(hold, ttl.currentMs, recommendedTtlMs, Number.isFinite(firstMs) ? lastMs - firstMs : 0, { seen, censored }),
   };
   if (outcomes.expired > 0) summary.expiredHoldsMs = expiredHolds();
-  // The report's verdict is the decision for the TTL in use: the same function `check` and `apply` take.
-  const decision = decide(summary, { ttlMs: ttl.currentMs, source: 'in-use' }, policy);
-  return { ...summary, verdict: decision.verdict, decision };
+  return summary;
 }
 
-/** A decode target that adds into two histograms. */
-function both(a: DecodeTarget, b: DecodeTarget): DecodeTarget {
-  return {
-    addAt: (index, count) => (a.addAt(index, count), b.addAt(index, count)),
-    addSummary: (total, min, max) => (a.addSummary(total, min, max), b.addSummary(total, min, max)),
-  };
+/** The holds above the p99 whose end was seen, by upper edge; every censored one, by how long it was seen held. */
+function holdTailOf(hold: DenseHistogram, seen: DenseHistogram, censored: DenseHistogram): PatternAnalysis['holdTail'] {
+  const tail: PatternAnalysis['holdTail'] = [];
+  const p99Us = hold.valueAtPercentile(99);
+  seen.forEachBucket((index, n) => {
+    const highUs = highestValueAt(index);
+    if (highUs > p99Us) tail.push([highUs / 1000, n]);
+  });
+  censored.forEachBucket((index, n) => void tail.push([Math.max(lowestValueAt(index), censored.minValue) / 1000, n, true]));
+  return tail;
 }
 
 /**
