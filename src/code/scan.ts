@@ -5,6 +5,8 @@ import { Bindings, type Origin } from './bindings.js';
 import type { TypeScript } from './load.js';
 import type { CodeLibrary, CodePosition, CodeSite, TtlRole, TtlValue } from './types.js';
 import { REPRESENTATIVE_ID, Values } from './values.js';
+import { LEASE_LIBRARY_FACTS } from '../sample/libraries.js';
+import type { LeaseLibrary } from '../sample/sample.js';
 
 /**
  * Finds the lock call sites in TypeScript/JavaScript files with the compiler
@@ -55,6 +57,56 @@ interface Shape {
   renewOptions?: [string, TtlRole][];
 }
 
+/**
+ * A lock API of a library, as data: how its call is reached from the import, and where the call
+ * carries the key and the TTL. The option names come from the libraries' table (`LEASE_LIBRARY_FACTS`).
+ */
+interface CallShape {
+  library: LeaseLibrary & CodeLibrary;
+  module: string;
+  /** The exports it is reached from (`default` and `*` for a module's main export). */
+  names: readonly string[];
+  /** `new X(…)`; `f(…)`; `X.method(…)` on the import itself (`static`) or on an instance made with `new` (`instance`). */
+  form: 'new' | 'call' | 'static' | 'instance';
+  method?: string;
+  /** The argument that holds the key, and what the library puts before it. */
+  keyArg: number;
+  keyPrefix?: string;
+  /** The TTL as an argument (node-redlock), named as its documentation names it. */
+  ttlArg?: { index: number; option: string };
+  /** The argument that holds the options object; `minArgs`: only when the call has at least that many arguments. */
+  optionsArg?: { index: number; minArgs?: number };
+  /** Which renewal option the call takes (the library's `renewEvery` or `threshold`). */
+  renews?: 'renewEvery' | 'threshold';
+}
+
+const REDLOCK = ['default', '*', 'Redlock'];
+const CALL_SHAPES: readonly CallShape[] = [
+  { library: 'ttl-advisor', module: 'ttl-advisor', names: ['RedisLock'], form: 'new', keyArg: 1, optionsArg: { index: 2 }, renews: 'renewEvery' },
+  { library: 'ttl-advisor', module: 'ttl-advisor', names: ['withLock'], form: 'call', keyArg: 1, optionsArg: { index: 3 }, renews: 'renewEvery' },
+  { library: 'ttl-advisor', module: 'ttl-advisor', names: ['RedisLock'], form: 'static', method: 'acquire', keyArg: 1, optionsArg: { index: 2 }, renews: 'renewEvery' },
+  { library: 'redis-semaphore', module: 'redis-semaphore', names: ['Mutex'], form: 'new', keyArg: 1, keyPrefix: 'mutex:', optionsArg: { index: 2 }, renews: 'renewEvery' },
+  { library: 'redis-semaphore', module: 'redis-semaphore', names: ['Semaphore'], form: 'new', keyArg: 1, keyPrefix: 'semaphore:', optionsArg: { index: 3 }, renews: 'renewEvery' },
+  // The key is BullMQ's own, made of its prefix and the queue's name (see `bullmqKey`).
+  { library: 'bullmq', module: 'bullmq', names: ['Worker'], form: 'new', keyArg: 0, optionsArg: { index: 2 }, renews: 'renewEvery' },
+  { library: 'redlock', module: 'redlock', names: REDLOCK, form: 'instance', method: 'using', keyArg: 0, ttlArg: { index: 1, option: 'duration' }, optionsArg: { index: 2, minArgs: 4 }, renews: 'threshold' },
+  { library: 'redlock', module: 'redlock', names: REDLOCK, form: 'instance', method: 'acquire', keyArg: 0, ttlArg: { index: 1, option: 'duration' }, optionsArg: { index: 2, minArgs: 3 } },
+  { library: 'redlock', module: 'redlock', names: REDLOCK, form: 'instance', method: 'lock', keyArg: 0, ttlArg: { index: 1, option: 'ttl' } },
+];
+
+/** The call as users write it, in short: `new Mutex`, `withLock`, `RedisLock.acquire`, `redlock.using`. */
+function callText(shape: CallShape): string {
+  const name = shape.form === 'instance' ? shape.library : shape.names[0]!;
+  if (shape.form === 'new') return `new ${name}`;
+  return shape.form === 'call' ? name : `${name}.${shape.method}`;
+}
+
+/** The lock API a call reached from `origin` in `form` belongs to, if any. */
+function callShapeOf(origin: Origin, form: CallShape['form'], method?: string): CallShape | undefined {
+  const made = form === 'instance' ? 'new' : 'import';
+  return CALL_SHAPES.find((c) => c.form === form && c.module === origin.module && origin.made === made && c.names.includes(origin.name) && c.method === method);
+}
+
 class Scanner {
   private readonly bindings: Bindings;
   private readonly values: Values;
@@ -86,47 +138,46 @@ class Scanner {
     const ts = this.ts;
     const args = node.arguments ?? ts.factory.createNodeArray<TS.Expression>();
     const callee = this.bindings.unwrap(node.expression);
-    if (ts.isNewExpression(node)) {
+    if (ts.isNewExpression(node) || ts.isIdentifier(callee)) {
       const o = this.bindings.originOf(callee);
-      if (!o || o.made !== 'import') return undefined;
-      if (o.module === 'ttl-advisor' && o.name === 'RedisLock') return this.ours('new RedisLock', args[1], args[2]);
-      if (o.module === 'redis-semaphore' && (o.name === 'Mutex' || o.name === 'Semaphore')) {
-        const isMutex = o.name === 'Mutex';
-        const shape: Shape = { library: 'redis-semaphore', call: `new ${o.name}`, key: args[1], keyPrefix: isMutex ? 'mutex:' : 'semaphore:', options: args[isMutex ? 2 : 3], ttlOption: 'lockTimeout', renewOptions: [['refreshInterval', 'renew']] };
-        return shape;
-      }
-      if (o.module === 'bullmq' && o.name === 'Worker') {
-        const opts = this.values.objectOf(args[2]);
-        const prefix = this.values.property(opts, 'prefix');
-        const prefixText = prefix && ts.isStringLiteralLike(this.bindings.unwrap(prefix)) ? (this.bindings.unwrap(prefix) as TS.StringLiteral).text : prefix ? undefined : 'bull';
-        if (prefixText === undefined) return { library: 'bullmq', call: 'new Worker', key: undefined, options: args[2], ttlOption: 'lockDuration', renewOptions: [['lockRenewTime', 'renew']] };
-        return { library: 'bullmq', call: 'new Worker', key: args[0], keyPrefix: `${prefixText}:`, keySuffix: `:${REPRESENTATIVE_ID}:lock`, options: args[2], ttlOption: 'lockDuration', renewOptions: [['lockRenewTime', 'renew']] };
-      }
-      return undefined;
-    }
-    if (ts.isIdentifier(callee)) {
-      const o = this.bindings.originOf(callee);
-      if (o?.module === 'ttl-advisor' && o.name === 'withLock' && o.made === 'import') return this.ours('withLock', args[1], args[3]);
-      return undefined;
+      const shape = o && callShapeOf(o, ts.isNewExpression(node) ? 'new' : 'call');
+      return shape && this.fromCallShape(shape, args);
     }
     if (!ts.isPropertyAccessExpression(callee)) return undefined;
     const method = callee.name.text;
     const receiver = this.bindings.originOf(callee.expression);
     if (!receiver) return undefined;
-    if (receiver.module === 'ttl-advisor' && receiver.name === 'RedisLock' && receiver.made === 'import' && method === 'acquire') return this.ours('RedisLock.acquire', args[1], args[2]);
-    if (receiver.module === 'redlock' && isDefault(receiver) && receiver.made === 'new') {
-      if (method === 'using' || method === 'acquire') {
-        const settings = args.length >= 4 || (method === 'acquire' && args.length >= 3) ? args[2] : undefined;
-        return { library: 'redlock', call: `redlock.${method}`, key: args[0], ttl: { expr: args[1], option: 'duration' }, options: settings, renewOptions: method === 'using' ? [['automaticExtensionThreshold', 'threshold']] : [] };
-      }
-      if (method === 'lock') return { library: 'redlock', call: 'redlock.lock', key: args[0], ttl: { expr: args[1], option: 'ttl' } };
-    }
+    const shape = callShapeOf(receiver, 'static', method) ?? callShapeOf(receiver, 'instance', method);
+    if (shape) return this.fromCallShape(shape, args);
     if (method === 'set' && isClient(receiver)) return this.rawSet(receiver.module as 'ioredis' | 'redis', args);
     return undefined;
   }
 
-  private ours(call: string, key: TS.Expression | undefined, options: TS.Expression | undefined): Shape {
-    return { library: 'ttl-advisor', call, key, options, ttlOption: 'ttlMs', renewOptions: [['autoExtend', 'renew']] };
+  /** A call of a lock API: its key, TTL and renewal option where the table says they are. */
+  private fromCallShape(c: CallShape, args: readonly TS.Expression[]): Shape {
+    const words = LEASE_LIBRARY_FACTS[c.library].options!;
+    const renewOption = c.renews && words[c.renews];
+    const shape: Shape = {
+      library: c.library,
+      call: callText(c),
+      key: args[c.keyArg],
+      options: c.optionsArg && args.length >= (c.optionsArg.minArgs ?? 0) ? args[c.optionsArg.index] : undefined,
+      renewOptions: renewOption ? [[renewOption, c.renews === 'threshold' ? 'threshold' : 'renew']] : [],
+    };
+    if (c.keyPrefix !== undefined) shape.keyPrefix = c.keyPrefix;
+    if (c.ttlArg) shape.ttl = { expr: args[c.ttlArg.index], option: c.ttlArg.option };
+    else shape.ttlOption = words.ttl;
+    return c.library === 'bullmq' ? this.bullmqKey(shape) : shape;
+  }
+
+  /** A BullMQ worker's job lock is `<prefix>:<queue>:<jobId>:lock`: readable only with its prefix a literal (or the default `bull`). */
+  private bullmqKey(shape: Shape): Shape {
+    const ts = this.ts;
+    const prefix = this.values.property(this.values.objectOf(shape.options), 'prefix');
+    const literal = prefix && this.bindings.unwrap(prefix);
+    const prefixText = !prefix ? 'bull' : literal && ts.isStringLiteralLike(literal) ? literal.text : undefined;
+    if (prefixText === undefined) return { ...shape, key: undefined };
+    return { ...shape, keyPrefix: `${prefixText}:`, keySuffix: `:${REPRESENTATIVE_ID}:lock` };
   }
 
   /** `redis.set(key, token, 'PX', 5000, 'NX')` (ioredis) or `client.set(key, token, { NX: true, PX: 5000 })` (node-redis). */
@@ -196,10 +247,6 @@ class Scanner {
     }
     return { file: relative(this.root, path).split('\\').join('/'), line: line + 1 };
   }
-}
-
-function isDefault(o: Origin): boolean {
-  return o.name === 'default' || o.name === '*' || o.name === 'Redlock';
 }
 
 /** An ioredis `Redis`/`Cluster` instance, or a node-redis client from `createClient`/`createCluster`. */
