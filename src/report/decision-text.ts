@@ -2,6 +2,7 @@ import type { Decision, Finding, HoldReason, P99Bucket } from '../analyze/decisi
 import type { UnconfirmedPattern } from '../analyze/hints.js';
 import { thresholdTooShort } from '../analyze/lease.js';
 import { TOO_LONG_FACTOR } from '../analyze/recommend.js';
+import { LEASE_LIBRARY_FACTS } from '../sample/libraries.js';
 import { formatCount, formatMs, formatSpan } from '../units.js';
 import { leaseText, ranOutText } from './lease-text.js';
 
@@ -70,7 +71,7 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
       }
       const l = f.lease;
       const need = thresholdTooShort(l)
-        ? `raise the threshold (node-redlock's \`automaticExtensionThreshold\`) from ${formatMs(l.thresholdMs ?? 0)} to at least ${formatMs(l.recommended.thresholdMs ?? 0)}: a renewal is sent when that much is left, so a longer duration does not help.`
+        ? `raise the threshold (node-redlock's \`${LEASE_LIBRARY_FACTS.redlock.options!.threshold}\`) from ${formatMs(l.thresholdMs ?? 0)} to at least ${formatMs(l.recommended.thresholdMs ?? 0)}: a renewal is sent when that much is left, so a longer duration does not help.`
         : f.recommendedTtlMs > f.ttlMs
           ? `renewal lateness needs ${formatMs(f.recommendedTtlMs)}.`
           : `the lateness rule needs no more than ${formatMs(f.ttlMs)}: these were the far tail — look at what blocked the holders (event loop, GC, Redis latency).`;
