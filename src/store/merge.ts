@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { DatabaseError } from '../errors.js';
 import { rebuildFleetRollups } from './fleet-rollups.js';
 import { rollupValuesSql } from './rollup.js';
-import { openForReading, openForWriting, schemaVersionOf } from './schema.js';
+import { checkedVersion, openForReading, openForWriting } from './schema.js';
 
 export interface MergeResult {
   inputs: number;
@@ -30,10 +30,10 @@ export interface MergeResult {
 export function mergeDatabases(outPath: string, inputPaths: readonly string[]): MergeResult {
   const inputs = inputPaths.map((path) => {
     if (resolve(path) === resolve(outPath)) throw new DatabaseError(path, `${path} is the output; it cannot also be an input`);
-    return { path, version: checkedVersion(path) };
+    return { path, version: checkedVersion(path, 'nothing was merged') };
   });
   const outExists = existsSync(outPath) && statSync(outPath).size > 0;
-  if (outExists) checkedVersion(outPath);
+  if (outExists) checkedVersion(outPath, 'nothing was merged');
   const temp = join(dirname(outPath), `.${basename(outPath)}.${process.pid}.${randomBytes(4).toString('hex')}.merging`);
   try {
     if (outExists) {
@@ -55,24 +55,6 @@ export function mergeDatabases(outPath: string, inputPaths: readonly string[]): 
     return result;
   } finally {
     for (const suffix of ['', '-wal', '-shm']) rmSync(temp + suffix, { force: true });
-  }
-}
-
-/** An input's (or the output's) schema version, once it is known readable and undamaged. */
-function checkedVersion(path: string): number {
-  const db = openForReading(path);
-  try {
-    const problems = (db.pragma('quick_check', { simple: false }) as { quick_check: string }[]).map((r) => r.quick_check);
-    if (problems.length !== 1 || problems[0] !== 'ok') {
-      const what = problems.slice(0, 2).join('; ').replace(/\s+/g, ' ').replace(/^\*+ in database main \*+ /, '');
-      throw new DatabaseError(path, `${path} is damaged (${what}); nothing was merged`);
-    }
-    return schemaVersionOf(db);
-  } catch (error) {
-    if (error instanceof DatabaseError) throw error;
-    throw new DatabaseError(path, `${path} cannot be read: ${(error as Error).message}; nothing was merged`, { cause: error });
-  } finally {
-    db.close();
   }
 }
 

@@ -125,6 +125,28 @@ export function openForReading(path: string): Db {
   }
 }
 
+/**
+ * A samples database's schema version, once it is known readable and undamaged (`PRAGMA quick_check`),
+ * before a command writes to it: a damaged file is refused with what SQLite found and `consequence`
+ * (`nothing was merged`), and left byte for byte as it was (opening it to write would switch it to WAL).
+ */
+export function checkedVersion(path: string, consequence: string): number {
+  const db = openForReading(path);
+  try {
+    const problems = (db.pragma('quick_check', { simple: false }) as { quick_check: string }[]).map((r) => r.quick_check);
+    if (problems.length !== 1 || problems[0] !== 'ok') {
+      const what = problems.slice(0, 2).join('; ').replace(/\s+/g, ' ').replace(/^\*+ in database main \*+ /, '');
+      throw new DatabaseError(path, `${path} is damaged (${what}); ${consequence}`);
+    }
+    return schemaVersionOf(db);
+  } catch (error) {
+    if (error instanceof DatabaseError) throw error;
+    throw new DatabaseError(path, `${path} cannot be read: ${(error as Error).message}; ${consequence}`, { cause: error });
+  } finally {
+    db.close();
+  }
+}
+
 /** {@link openQuietly}, with a failure to open as a {@link DatabaseError} (a busy file's error passes as it is, to be retried). */
 function openChecked(path: string, busyTimeoutMs?: number): Db {
   try {

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { DEFAULT_DB_PATH } from '../../record/recorder-options.js';
 import { pruneOlderThan } from '../../store/prune.js';
-import { openForReading, openForWriting } from '../../store/schema.js';
+import { checkedVersion, openForWriting } from '../../store/schema.js';
 import { printable } from '../../text.js';
 import { formatCount, formatTime } from '../../units.js';
 import { dbOption, expandDbPaths, parseTime } from '../args.js';
@@ -18,8 +18,8 @@ export function registerPrune(program: Command, io: Io): void {
     .action((options: { olderThan: string; db?: string[]; vacuum?: boolean }) => {
       const before = parseTime(options.olderThan, '--older-than');
       const paths = expandDbPaths(options.db ?? [DEFAULT_DB_PATH]);
-      // Refuses a missing, foreign or newer file before changing anything.
-      for (const path of paths) openForReading(path).close();
+      // Refuses a missing, foreign, newer or damaged file before changing any (opening to write switches to WAL).
+      for (const path of paths) checkedVersion(path, 'nothing was pruned');
       for (const path of paths) {
         const db = openForWriting(path, 5000);
         try {
