@@ -135,7 +135,7 @@ export interface RecorderStats {
 export interface ObservationGap {
   /** What was not seen: a watched node, `host:port`. */
   source: string;
-  /** Epoch ms from which notifications may have been lost (the last one read before the loss). */
+  /** Epoch ms from which notifications may have been lost (up to then, every notification published had been read). */
   fromMs: number;
   /** Epoch ms at which the door saw again (resubscribed), or stopped. */
   toMs: number;

@@ -36,9 +36,9 @@ export function pubsubLimitOf(reply: Reply | undefined): string | undefined {
 }
 
 /** The operator's sentence for a loss: what happened, what was lost, what to do. */
-export function lossNotice(node: string, diagnosis: LossDiagnosis, lastReadMs: number, openHolds: number): string {
-  const since = new Date(lastReadMs).toISOString();
-  const lost = `notifications after ${since} (the last one read) are lost: ${openHolds} open lock(s) dropped, and the hours from then until resubscribed are recorded as incomplete (their counts are lower bounds)`;
+export function lossNotice(node: string, diagnosis: LossDiagnosis, seenThroughMs: number, openHolds: number): string {
+  const since = new Date(seenThroughMs).toISOString();
+  const lost = `notifications after ${since} (by then every one published had been read) are lost: ${openHolds} open lock(s) dropped, and the hours from then until resubscribed are recorded as incomplete (their counts are lower bounds)`;
   if (diagnosis.reason === 'connection-lost') return `lost ${node}: the connection dropped and Redis does not answer; ${lost}; reconnecting`;
   const limit = diagnosis.pubsubLimit === undefined ? `${DEFAULT_PUBSUB_LIMIT} by default` : readableLimit(diagnosis.pubsubLimit);
   return (

@@ -18,13 +18,22 @@ interface Node extends SettingsNode {
   sub: RespConnection | undefined;
   downSince: number | undefined;
   removed: boolean;
-  /** When the last notification was read (monotonic ms): notifications after it may be lost with the connection. */
-  lastReadPerf: number;
+  /**
+   * Every notification Redis published before this (epoch ms) has been read: the send time of the last
+   * PING on the subscriber whose answer came back (Redis answers it after all it published before). A
+   * connection Redis drops loses what it still held, from then on: a notification's arrival is no
+   * measure of it, since a watcher that falls behind reads seconds-old notifications from its socket.
+   */
+  seenThroughMs: number;
+  /** A PING is on its way on the subscriber: the next is sent once it is answered. */
+  pinging: boolean;
   /** The gap being lived through, recorded when the node is back (or the watcher stops). */
   gap: { fromMs: number; reason: GapReason; openHolds: number } | undefined;
 }
 
 const TOPOLOGY_POLL_MS = 5000;
+/** How often each subscriber is PINGed to know how far its notifications have been read (see `Node.seenThroughMs`). */
+const SEEN_THROUGH_PING_MS = 250;
 const text = (r: Reply | undefined) => (Buffer.isBuffer(r) ? r.toString() : r instanceof Error ? r.message : String(r));
 
 /**
@@ -39,6 +48,7 @@ export class KeyspaceWatcher {
   private stopping = false;
   private poll: NodeJS.Timeout | undefined;
   private renewal: NodeJS.Timeout | undefined;
+  private pacer: NodeJS.Timeout | undefined;
   private cluster = false;
   private readonly settings: SettingsContext;
 
@@ -71,6 +81,8 @@ export class KeyspaceWatcher {
       await watcher.stop();
       throw error instanceof TtlAdvisorError ? error : new WatchError((error as Error).message);
     }
+    watcher.pacer = setInterval(() => watcher.nodes.forEach((node) => watcher.pingSubscriber(node)), SEEN_THROUGH_PING_MS);
+    watcher.pacer.unref();
     if (watcher.options.configure) {
       watcher.renewal = setInterval(() => watcher.nodes.forEach((node) => renewLease(watcher.settings, node)), watcher.options.configureLeaseMs / 3);
       watcher.renewal.unref();
@@ -88,6 +100,7 @@ export class KeyspaceWatcher {
     this.stopping = true;
     clearInterval(this.poll);
     clearInterval(this.renewal);
+    clearInterval(this.pacer);
     for (const node of this.nodes.values()) {
       node.sub?.close();
       if (node.gap) this.recordGap(node, 'stopped-while-down');
@@ -132,7 +145,8 @@ export class KeyspaceWatcher {
       original: undefined,
       downSince: undefined,
       removed: false,
-      lastReadPerf: performance.now(),
+      seenThroughMs: Date.now(),
+      pinging: false,
       gap: undefined,
     };
     this.nodes.set(id, node);
@@ -164,7 +178,26 @@ export class KeyspaceWatcher {
     });
     const subscribed = await sub.send(['PSUBSCRIBE', `__keyspace@${db}__:${this.options.match}`]);
     if (subscribed instanceof Error) throw new WatchError(`Cannot subscribe on ${node.id}: ${subscribed.message}`);
+    // Nothing published before the subscription was this watcher's to read.
+    node.seenThroughMs = Date.now();
+    node.pinging = false;
     node.sub = sub;
+  }
+
+  /** A PING on the node's subscriber, one at a time: its answer moves `seenThroughMs` to when it was sent. */
+  private pingSubscriber(node: Node): void {
+    const sub = node.sub;
+    if (!sub || node.pinging) return;
+    node.pinging = true;
+    const sentMs = Date.now();
+    sub.send(['PING']).then(
+      (reply) => {
+        if (node.sub !== sub) return;
+        node.pinging = false;
+        if (!(reply instanceof Error)) node.seenThroughMs = sentMs;
+      },
+      () => undefined, // the connection closed: onLost takes it from here, and the next connection pings anew
+    );
   }
 
   /**
@@ -172,7 +205,6 @@ export class KeyspaceWatcher {
    * a hold is the time between two such stamps.
    */
   private onPmessage(node: Node, chunk: Buffer, channelStart: number, channelEnd: number, eventStart: number, eventEnd: number, arrivedMs: number): void {
-    node.lastReadPerf = arrivedMs;
     const keyStart = keyStartOf(chunk, channelStart, channelEnd);
     if (keyStart < 0 || isOwnKeyAt(chunk, keyStart, channelEnd)) return;
     // The key as latin1, one character per byte: one that is not valid UTF-8 is a lock too, and its PTTL needs the exact bytes.
@@ -183,11 +215,10 @@ export class KeyspaceWatcher {
   private onLost(node: Node, sub: RespConnection): void {
     if (this.stopping || node.sub !== sub) return;
     node.sub = undefined;
-    const now = performance.now();
-    node.downSince = now;
+    node.downSince = performance.now();
     const openHolds = this.tracker.dropNode(node.id);
-    // Notifications Redis had queued for us after the last one read are gone with the connection.
-    const fromMs = Date.now() - (now - node.lastReadPerf);
+    // What Redis still held for us is gone with the connection: everything published since it was last known read.
+    const fromMs = node.seenThroughMs;
     const cmd = node.cmd;
     node.gap = { fromMs, reason: 'connection-lost', openHolds };
     void diagnoseLoss(cmd).then((diagnosis) => {
@@ -222,7 +253,6 @@ export class KeyspaceWatcher {
         await this.connect(node);
         const lostMs = Date.now() - (node.gap?.fromMs ?? Date.now());
         node.downSince = undefined;
-        node.lastReadPerf = performance.now();
         this.recordGap(node);
         this.options.onNotice?.(`back on ${node.id}: ${(lostMs / 1000).toFixed(1)} s of notifications were not seen (recorded as a gap)`);
         return;

@@ -121,6 +121,35 @@ describe('ttl-advisor watch: what Redis dropped (item 2)', () => {
     expect(json.patterns[0]!.incompleteHours).toBeGreaterThanOrEqual(1);
   }, 120_000);
 
+  it('W1: the gap of a watcher Redis dropped runs from the last notification it had read when it fell behind to the resubscription, covering every lock it lost', async () => {
+    await redis.config('SET', 'client-output-buffer-limit', 'pubsub 262144 131072 1');
+    const db = join(dir, 'behind.db');
+    const w = watch(db);
+    await w.said('subscribed on 1 node');
+    await locks('before', 50);
+    await sleep(600); // the subscriber's PINGs come back: everything so far is known read
+    const stalled = Date.now();
+    // Falls behind (a starved process): what the kernel holds of the flood is read after it resumes, seconds late,
+    // and the rest Redis discards at its limit. Arrival times would start the gap after the flood, not before it.
+    w.proc.kill('SIGSTOP');
+    await locks('during', 30_000, 30);
+    const floodEnded = Date.now();
+    await sleep(500);
+    w.proc.kill('SIGCONT');
+    await w.said(/back on 127\.0\.0\.1:\d+: [\d.]+ s of notifications were not seen/, 30_000);
+    w.proc.kill('SIGTERM');
+    expect((await w.exited).code, w.output()).toBe(0);
+    const [gap, ...more] = gapsIn(db);
+    expect(more).toEqual([]);
+    // From the last PING answered before the stall (sent at most a few of its 250 ms periods earlier).
+    expect(gap!.fromMs).toBeLessThanOrEqual(stalled);
+    expect(gap!.fromMs).toBeGreaterThanOrEqual(stalled - 2000);
+    expect(gap!.toMs).toBeGreaterThan(floodEnded);
+    // The hours it touches are marked: their counts are lower bounds.
+    const analysis = analyze([db]);
+    expect(analysis.patterns.every((p) => p.incompleteHours >= 1)).toBe(true);
+  }, 120_000);
+
   it('item 2 (control): a watcher that keeps up under the default limit records every lock and no gap', async () => {
     const db = join(dir, 'kept-up.db');
     const w = watch(db);
