@@ -3,6 +3,7 @@ import type { CheckResult, CheckRow } from '../policy/check.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { formatCount, formatMs } from '../units.js';
 import { bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
+import { FINDING_PLACES } from './finding-style.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 import { warningSentences } from './hint-text.js';
 import { describeRun, markdownCode, markdownText, unconfirmedMarkdown } from './markdown.js';
@@ -42,9 +43,6 @@ function rowSentences(row: CheckRow): string {
   return row.decision.findings.map((f) => findingText(f, markdownText)).join(' ');
 }
 
-/** Findings a fine row is still listed for. */
-const NOTED_WHEN_FINE: ReadonlySet<string> = new Set(['resolved', 'tail', 'censored', 'unseen-expirations', 'lease']);
-
 /** Rows that need a human: they fail, or they warn. */
 function needsHuman(result: CheckResult): { failing: number; warning: number } {
   const all = [...result.rows, ...result.missingFromPolicy];
@@ -83,11 +81,11 @@ export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): st
   }
   // Fine rows are not listed, except for what the data says about them that a reviewer should know.
   // A TTL apply would move is said too, so a reviewer is not surprised by its diff.
-  const noted = result.fine.filter((r) => r.decision.apply.kind === 'write' || r.decision.findings.some((f) => NOTED_WHEN_FINE.has(f.kind)));
+  const noted = result.fine.filter((r) => r.decision.apply.kind === 'write' || r.decision.findings.some((f) => FINDING_PLACES[f.kind].checkFine === 'lists'));
   if (noted.length > 0) {
     lines.push('**Fine, with notes:**', '');
     for (const row of noted) {
-      const sentences = row.decision.findings.filter((f) => NOTED_WHEN_FINE.has(f.kind) || f.kind === 'deploy-pending').map((f) => findingText(f, markdownText));
+      const sentences = row.decision.findings.filter((f) => FINDING_PLACES[f.kind].checkFine !== false).map((f) => findingText(f, markdownText));
       const apply = row.decision.apply;
       if (apply.kind === 'write') sentences.unshift(`\`apply\` would write ${formatMs(apply.toMs)} (the recommendation; not needed to pass).`);
       lines.push(`- ${markdownCode(row.pattern)}: ${sentences.join(' ')}`);

@@ -1,9 +1,11 @@
 import type { Analysis } from '../analyze/analyze.js';
+import type { Decision } from '../analyze/decision.js';
 import type { CheckResult } from '../policy/check.js';
 import { printable } from '../text.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { formatCount, formatMs } from '../units.js';
 import { bound, findingText, unconfirmedText } from './decision-text.js';
+import { FINDING_PLACES } from './finding-style.js';
 import { VERDICT_LABEL } from './verdict-style.js';
 import { checkHeadline, renderCheckMarkdown } from './check.js';
 
@@ -45,8 +47,8 @@ export function renderCheckGithub(
     if (d.level === 'info') continue;
     const p = row.analysis;
     // The reason first; the recommendation where no sentence states it; the evidence last.
-    const sentences = d.findings.filter((f) => f.kind !== 'insufficient-data' && f.kind !== 'not-in-policy').map((f) => findingText(f, printable));
-    const statesRecommendation = d.findings.some((f) => RECOMMENDING.has(f.kind));
+    const sentences = d.findings.filter((f) => FINDING_PLACES[f.kind].annotation !== 'left-out').map((f) => findingText(f, printable));
+    const statesRecommendation = d.findings.some((f) => FINDING_PLACES[f.kind].annotation === 'recommends');
     const lead = d.insufficient
       ? `${formatCount(p.holdCount)} of ${formatCount(MIN_SAMPLES_FOR_P99)} hold times: too few for a recommendation.`
       : statesRecommendation
@@ -85,19 +87,9 @@ export function renderCheckGithub(
   return { annotations: annotations + `${checkHeadline(result).replace(/^### /, '')}\n`, summary };
 }
 
-/** Findings whose sentence states the TTL and the recommendation. */
-const RECOMMENDING: ReadonlySet<string> = new Set(['expired', 'too-short', 'too-long', 'below-floor', 'tail', 'lease-at-risk', 'lease-too-long']);
-
-/** What an annotation's title says of a row whose TTL is right: the finding that wants a look. */
-const OK_TITLE: Readonly<Record<string, string>> = {
-  tail: 'holds beyond the rule',
-  'lease-at-risk': 'late renewals',
-  'unseen-expirations': 'expirations not seen to end',
-  contended: 'contended',
-};
-
-function okTitle(d: { findings: readonly { kind: string }[] }): string {
-  return d.findings.map((f) => OK_TITLE[f.kind]).find((t) => t !== undefined) ?? 'ok';
+/** What an annotation's title says of a row whose TTL is right: the first finding that wants a look. */
+function okTitle(d: Decision): string {
+  return d.findings.map((f) => FINDING_PLACES[f.kind].okTitle).find((t) => t !== undefined) ?? 'ok';
 }
 
 /** Workflow-command escaping: the message part. */

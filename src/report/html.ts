@@ -12,6 +12,7 @@ import { leaseLatenessSpec, leaseMarginSpec } from './lease-charts.js';
 import { leaseFormulaText } from './lease-text.js';
 import { riskSentences } from './risk-text.js';
 import { renderSvg } from './render-svg.js';
+import { FINDING_PLACES } from './finding-style.js';
 import { VERDICT_COLOR, VERDICT_LABEL } from './verdict-style.js';
 
 // No script, no remote anything: the page is one self-contained file.
@@ -135,13 +136,10 @@ function formula(p: PatternAnalysis, analysis: Analysis): string {
 
 /** The decision's findings that the table does not show (tails beyond the rule, censored holds), then the hints. */
 function notes(p: PatternAnalysis): string {
-  const findings = p.decision.findings.filter((f) => SECTION_FINDINGS.has(f.kind)).map((f) => findingText(f));
+  const findings = p.decision.findings.filter((f) => FINDING_PLACES[f.kind].htmlSection).map((f) => findingText(f));
   const all = [...findings, ...hintSentences(p)];
   return all.length ? `<ul class="hints">${all.map((h) => `<li>${prose(h)}</li>`).join('')}</ul>` : '';
 }
-
-/** Findings worth a line in a pattern's section (the verdict and the risk sentences say the rest). */
-const SECTION_FINDINGS: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long', 'insufficient-renewals', 'resolution']);
 
 async function patternSection(p: PatternAnalysis, index: number, analysis: Analysis): Promise<string> {
   const [distribution, hourly] = await Promise.all([renderSvg(distributionSpec(p)), renderSvg(hourlySpec(p))]);
