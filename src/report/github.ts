@@ -4,7 +4,7 @@ import type { CheckResult } from '../policy/check.js';
 import { printable } from '../text.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { formatCount, formatMs } from '../units.js';
-import { bound, findingText, unconfirmedText } from './decision-text.js';
+import { bound, findingText, tooFewHoldTimesText, unconfirmedText } from './decision-text.js';
 import { FINDING_PLACES } from './finding-style.js';
 import { VERDICT_LABEL } from './verdict-style.js';
 import { checkHeadline, renderCheckMarkdown } from './check.js';
@@ -50,7 +50,7 @@ export function renderCheckGithub(
     const sentences = d.findings.filter((f) => FINDING_PLACES[f.kind].annotation !== 'left-out').map((f) => findingText(f, printable));
     const statesRecommendation = d.findings.some((f) => FINDING_PLACES[f.kind].annotation === 'recommends');
     const lead = d.insufficient
-      ? `${formatCount(p.holdCount)} of ${formatCount(MIN_SAMPLES_FOR_P99)} hold times: too few for a recommendation.`
+      ? tooFewHoldTimesText('annotation', p.holdCount, MIN_SAMPLES_FOR_P99)
       : statesRecommendation
         ? ''
         : `TTL ${formatMs(row.configuredTtlMs)}, recommended ${bound(d.recommendedTtlMs, d.atLeast)}.`;

@@ -6,7 +6,7 @@ import { formatCount, formatMs, formatTime } from '../units.js';
 import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
 import { hintSentences, warningSentences } from './hint-text.js';
 import { learnedText, unattributedText } from './pattern-text.js';
-import { beyondBucketsText, bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
+import { beyondBucketsText, bound, findingText, recommendationText, tooFewHoldTimesText, unconfirmedText } from './decision-text.js';
 import { describeRun } from './markdown.js';
 import { leaseLatenessSpec, leaseMarginSpec } from './lease-charts.js';
 import { leaseFormulaText } from './lease-text.js';
@@ -123,9 +123,7 @@ function formula(p: PatternAnalysis, analysis: Analysis): string {
   }
   const beyond = p.decision.findings.find((f) => f.kind === 'beyond-buckets');
   if (beyond) return `No recommendation: ${beyondBucketsText(beyond.lastBoundMs)}.`;
-  if (p.decision.insufficient) {
-    return `No recommendation yet: ${formatCount(p.holdCount)} of ${formatCount(MIN_SAMPLES_FOR_P99)} hold times needed for a p99 at 95 % confidence.`;
-  }
+  if (p.decision.insufficient) return tooFewHoldTimesText('formula', p.holdCount, MIN_SAMPLES_FOR_P99);
   const atLeast = p.holdLowerBound.p99;
   const scaled = multiplier * p.holdMs.p99;
   const coversMax = cover === 'max' && p.holdMs.max > Math.max(scaled, floorMs);
