@@ -52,21 +52,26 @@ function needsHuman(result: CheckResult): { failing: number; warning: number } {
 }
 
 /**
- * The first line, stating what the exit code states: it fails (exit 1) only
- * where `apply` would change a TTL or a human must decide; it counts only the
- * rows that need a human.
+ * The first line of `check` and `check --code`, stating what the exit code
+ * states: it fails (exit 1) only where `apply` would change a TTL or a human
+ * must decide; it counts only the rows that need a human (`failing`, `warning`);
+ * `allFine` is what it says when none does.
  */
+export function headlineText(command: string, need: { exitCode: number; failing: number; warning: number }, allFine: string): string {
+  const counts = [need.failing > 0 ? `${need.failing} failing` : '', need.warning > 0 ? `${need.warning} to look at` : ''].filter(Boolean).join(', ');
+  if (need.exitCode === 1) return `${command}: fails ❌ — ${counts}`;
+  if (need.warning === 0) return `${command}: ${allFine}`;
+  return `${command}: passes, with warnings ⚠️ — ${counts}`;
+}
+
+/** The first line of `check` (see {@link headlineText}). */
 export function checkHeadline(result: CheckResult): string {
-  const { failing, warning } = needsHuman(result);
-  const counts = [failing > 0 ? `${failing} failing` : '', warning > 0 ? `${warning} to look at` : ''].filter(Boolean).join(', ');
-  if (result.exitCode === 1) return `### ttl-advisor check: fails ❌ — ${counts}`;
-  if (warning === 0) return '### ttl-advisor check: every configured TTL matches the data ✅';
-  return `### ttl-advisor check: passes, with warnings ⚠️ — ${counts}`;
+  return headlineText('ttl-advisor check', { exitCode: result.exitCode, ...needsHuman(result) }, 'every configured TTL matches the data ✅');
 }
 
 /** The `check` result as Markdown for a PR comment: what needs a human, with its evidence and the reason in words. */
 export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): string {
-  const lines = [checkHeadline(result), '', describeRun(analysis), ''];
+  const lines = [`### ${checkHeadline(result)}`, '', describeRun(analysis), ''];
   // The evidence rules: a short window, notes on the inputs. Findings, not failures.
   for (const warning of warningSentences(analysis)) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
   // Never released: their true holds are unknown, so a warning each, never a failure.

@@ -5,6 +5,7 @@ import type { LeftAloneReason } from '../code/types.js';
 import { printable } from '../text.js';
 import { formatCount, formatMs } from '../units.js';
 import { findingText, holdReasonText, recommendationText } from './decision-text.js';
+import { headlineText } from './check.js';
 import { describeRun, markdownCode, markdownText } from './markdown.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 
@@ -50,18 +51,11 @@ export function rowReason(row: CodeRow, text: (s: string) => string = printable)
   return parts.join(' ');
 }
 
-function headline(result: CodeCheckResult): string {
+/** The first line of `check --code`, stating what the exit code states (see {@link headlineText}). */
+export function codeHeadline(result: CodeCheckResult): string {
   const failing = result.rows.filter((r) => r.level === 'fail').length;
   const warning = result.rows.filter((r) => r.level === 'warn').length;
-  const counts = [failing > 0 ? `${failing} failing` : '', warning > 0 ? `${warning} to look at` : ''].filter(Boolean).join(', ');
-  if (result.exitCode === 1) return `ttl-advisor check --code: fails ❌ — ${counts}`;
-  if (warning === 0) return `ttl-advisor check --code: every TTL in the code matches the data ✅ (${result.rows.length} call site(s))`;
-  return `ttl-advisor check --code: passes, with warnings ⚠️ — ${counts}`;
-}
-
-/** The first line of `check --code`, stating what the exit code states. */
-export function codeHeadline(result: CodeCheckResult): string {
-  return headline(result);
+  return headlineText('ttl-advisor check --code', { exitCode: result.exitCode, failing, warning }, `every TTL in the code matches the data ✅ (${result.rows.length} call site(s))`);
 }
 
 function recommended(row: CodeRow): string {
@@ -84,7 +78,7 @@ function state(row: CodeRow): string {
 
 /** `check --code` as Markdown: one row per call site, the sentences after the table. */
 export function renderCodeCheckMarkdown(result: CodeCheckResult, analysis: Analysis): string {
-  const lines = [`### ${headline(result)}`, '', describeRun(analysis), ''];
+  const lines = [`### ${codeHeadline(result)}`, '', describeRun(analysis), ''];
   if (result.rows.length === 0) return [...lines, 'No lock call sites found.', ''].join('\n');
   lines.push('| call site | call | pattern | TTL | declared at | recommended | samples | |', '|---|---|---|---:|---|---:|---:|---|');
   for (const row of result.rows) {

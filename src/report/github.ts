@@ -69,7 +69,7 @@ export function renderCheckGithub(
     });
   }
   // In the report's order (worst verdict first): renderGithub puts the errors first.
-  return renderGithub(findings, checkHeadline(result).replace(/^### /, ''), renderCheckMarkdown(result, analysis));
+  return renderGithub(findings, checkHeadline(result), renderCheckMarkdown(result, analysis));
 }
 
 /** What an annotation's title says of a row whose TTL is right: the first finding that wants a look. */
