@@ -8,7 +8,7 @@ import { scanCode } from '../code/scan.js';
 import type { Analysis } from '../analyze/analyze.js';
 import { unifiedDiff } from '../policy/diff.js';
 import { loadTtlPolicy } from '../policy/policy.js';
-import { renderCodeApplyLines, renderCodeCheckMarkdown } from '../report/code.js';
+import { renderCodeApplyLines, renderCodeCheckJson, renderCodeCheckMarkdown } from '../report/code.js';
 import { renderCodeCheckGithub } from '../report/code-github.js';
 import { warningSentences } from '../report/hint-text.js';
 import { runAnalysis, type AnalysisOptions } from './args.js';
@@ -53,20 +53,8 @@ export async function runCheckCode(options: CodeCliOptions, io: Io, state: RunSt
     const summaryFile = process.env.GITHUB_STEP_SUMMARY;
     if (summaryFile) appendFileSync(summaryFile, summary + '\n');
     io.stdout(annotations + (summaryFile ? '' : `\n${summary}`));
-  } else if (options.format === 'json') {
-    const sites = result.rows.map((r) => ({
-      at: r.site.at,
-      library: r.site.library,
-      call: r.site.call,
-      pattern: r.pattern ?? null,
-      ttl: r.site.ttl ? { option: r.site.ttl.option, ms: r.site.ttl.valueMs ?? null, declaration: r.site.ttl.declaration } : null,
-      level: r.level,
-      decision: r.decision ?? null,
-      edits: r.edits.map((e) => ({ at: e.value.declaration, option: e.value.option, fromMs: e.fromMs, toMs: e.toMs, text: e.text })),
-      leftAlone: r.leftAlone ?? (r.noData ? { kind: 'no-data' } : null),
-    }));
-    io.stdout(JSON.stringify({ exitCode: result.exitCode, sites }, null, 2) + '\n');
-  } else io.stdout(renderCodeCheckMarkdown(result, analysis));
+  } else if (options.format === 'json') io.stdout(renderCodeCheckJson(result));
+  else io.stdout(renderCodeCheckMarkdown(result, analysis));
   state.exitCode = result.exitCode;
 }
 

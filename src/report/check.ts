@@ -4,6 +4,7 @@ import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { formatCount, formatMs } from '../units.js';
 import { bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
 import { FINDING_PLACES } from './finding-style.js';
+import { JSON_REPORT_VERSION } from './json.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 import { warningSentences } from './hint-text.js';
 import { describeRun, markdownCode, markdownText, unconfirmedMarkdown } from './markdown.js';
@@ -133,7 +134,7 @@ export function renderCheckJson(result: CheckResult, analysis: Analysis): string
   return (
     JSON.stringify(
       {
-        version: 2,
+        version: JSON_REPORT_VERSION,
         exitCode: result.exitCode,
         policy: { ...analysis.policy },
         attention: result.rows.map(row),

@@ -6,6 +6,7 @@ import { printable } from '../text.js';
 import { formatCount, formatMs } from '../units.js';
 import { findingText, holdReasonText, recommendationText } from './decision-text.js';
 import { headlineText } from './check.js';
+import { JSON_REPORT_VERSION } from './json.js';
 import { describeRun, markdownCode, markdownText } from './markdown.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 
@@ -96,6 +97,22 @@ export function renderCodeCheckMarkdown(result: CodeCheckResult, analysis: Analy
   const fine = result.rows.filter((r) => r.level === 'info' && rowReason(r, markdownText) !== '');
   if (fine.length > 0) lines.push('', '**Fine, with notes:**', '', ...fine.map((r) => `- \`${markdownText(siteName(r))}\`: ${rowReason(r, markdownText)}`));
   return lines.join('\n') + '\n';
+}
+
+/** `check --code` as JSON, for machines: each call site, its TTL, the decision and what `apply --code` does with it. */
+export function renderCodeCheckJson(result: CodeCheckResult): string {
+  const sites = result.rows.map((r) => ({
+    at: r.site.at,
+    library: r.site.library,
+    call: r.site.call,
+    pattern: r.pattern ?? null,
+    ttl: r.site.ttl ? { option: r.site.ttl.option, ms: r.site.ttl.valueMs ?? null, declaration: r.site.ttl.declaration } : null,
+    level: r.level,
+    decision: r.decision ?? null,
+    edits: r.edits.map((e) => ({ at: e.value.declaration, option: e.value.option, fromMs: e.fromMs, toMs: e.toMs, text: e.text })),
+    leftAlone: r.leftAlone ?? (r.noData ? { kind: 'no-data' } : null),
+  }));
+  return JSON.stringify({ version: JSON_REPORT_VERSION, exitCode: result.exitCode, sites }, null, 2) + '\n';
 }
 
 /** `apply --code`'s lines after the diff: each edit, then every site left alone with its reason. */
