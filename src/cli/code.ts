@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { relative } from 'node:path';
 import { codeEdits, checkCode, type CodeCheckResult } from '../code/decide.js';
 import { applyLiteralEdits } from '../code/edit.js';
@@ -11,19 +11,15 @@ import { loadTtlPolicy } from '../policy/policy.js';
 import { renderCodeApplyLines, renderCodeCheckJson, renderCodeCheckMarkdown } from '../report/code.js';
 import { renderCodeCheckGithub } from '../report/code-github.js';
 import { warningSentences } from '../report/hint-text.js';
-import { runAnalysis, type AnalysisOptions } from './args.js';
-import { writeFileAtomic, type Io, type RunState } from './io.js';
+import { decisionOptionsOf, runAnalysis, type AnalysisOptions, type DecisionFlags } from './args.js';
+import { writeCheckOutput, writeFileAtomic, type Io, type RunState } from './io.js';
 
 /** The options `check --code` and `apply --code` read (the commands' own, plus `--code`). */
-export interface CodeCliOptions extends AnalysisOptions {
+export interface CodeCliOptions extends AnalysisOptions, DecisionFlags {
   /** `--code` with globs, or `true` alone: the git-tracked source files. */
   code: string[] | boolean;
   policy: string;
   format?: 'md' | 'json' | 'github';
-  strict?: boolean;
-  failOnInsufficientData?: boolean;
-  minChange: number;
-  minWindow: number;
   dryRun?: boolean;
 }
 
@@ -36,25 +32,18 @@ async function judge(command: 'check' | 'apply', options: CodeCliOptions, io: Io
   // The policy wins where it has an entry for a site's pattern; without a policy file, the code alone.
   const policy = existsSync(options.policy) ? loadTtlPolicy(options.policy) : undefined;
   const analysis = await runAnalysis(options, io);
-  const result = checkCode(sites, analysis, policy, {
-    strict: options.strict,
-    failOnInsufficientData: options.failOnInsufficientData,
-    minChangePercent: options.minChange,
-    minWindowMs: options.minWindow,
-  });
+  const result = checkCode(sites, analysis, policy, decisionOptionsOf(options));
   return { result, analysis, root };
 }
 
 /** `check --code`: the lock TTLs in the source against the data; exit 1 where `apply --code` would raise one, or locks expired. */
 export async function runCheckCode(options: CodeCliOptions, io: Io, state: RunState): Promise<void> {
   const { result, analysis } = await judge('check', options, io);
-  if (options.format === 'github') {
-    const { annotations, summary } = renderCodeCheckGithub(result, analysis);
-    const summaryFile = process.env.GITHUB_STEP_SUMMARY;
-    if (summaryFile) appendFileSync(summaryFile, summary + '\n');
-    io.stdout(annotations + (summaryFile ? '' : `\n${summary}`));
-  } else if (options.format === 'json') io.stdout(renderCodeCheckJson(result));
-  else io.stdout(renderCodeCheckMarkdown(result, analysis));
+  writeCheckOutput(io, options.format, {
+    github: () => renderCodeCheckGithub(result, analysis),
+    json: () => renderCodeCheckJson(result),
+    md: () => renderCodeCheckMarkdown(result, analysis),
+  });
   state.exitCode = result.exitCode;
 }
 

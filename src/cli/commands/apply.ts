@@ -8,15 +8,13 @@ import { holdReasonText } from '../../report/decision-text.js';
 import { warningSentences } from '../../report/hint-text.js';
 import { printable } from '../../text.js';
 import { formatMs } from '../../units.js';
-import { addAnalysisOptions, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
+import { addAnalysisOptions, decisionOptionsOf, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions, type DecisionFlags } from '../args.js';
 import { runApplyCode } from '../code.js';
 import { writeFileAtomic, type Io } from '../io.js';
 
-interface ApplyCommandOptions extends AnalysisOptions {
+interface ApplyCommandOptions extends AnalysisOptions, DecisionFlags {
   policy: string;
   dryRun?: boolean;
-  minChange: number;
-  minWindow: number;
   code?: string[] | boolean;
 }
 
@@ -38,7 +36,7 @@ export function registerApply(program: Command, io: Io): void {
       const before = readFileSync(options.policy, 'utf8');
       const analysis = await runAnalysis(options, io);
       for (const warning of warningSentences(analysis)) io.stderr(`warning: ${warning}\n`);
-      const { document, changes, skipped } = applyRecommendations(analysis, policy, { minChangePercent: options.minChange, minWindowMs: options.minWindow });
+      const { document, changes, skipped } = applyRecommendations(analysis, policy, decisionOptionsOf(options));
       // Every recommendation left out, and why: "no changes" must not read as "the data agrees".
       // Too little data makes no recommendation: no number is shown for it.
       const skips = skipped
