@@ -8,7 +8,8 @@ import { scanCode } from '../code/scan.js';
 import type { Analysis } from '../analyze/analyze.js';
 import { unifiedDiff } from '../policy/diff.js';
 import { loadTtlPolicy } from '../policy/policy.js';
-import { renderCodeApplyLines, renderCodeCheckJson, renderCodeCheckMarkdown } from '../report/code.js';
+import { renderCodeApplyLines } from '../report/apply.js';
+import { renderCodeCheckJson, renderCodeCheckMarkdown } from '../report/code.js';
 import { renderCodeCheckGithub } from '../report/code-github.js';
 import { warningSentences } from '../report/hint-text.js';
 import { decisionOptionsOf, runAnalysis, type AnalysisOptions, type DecisionFlags } from './args.js';
@@ -53,10 +54,7 @@ export async function runApplyCode(options: CodeCliOptions, io: Io): Promise<voi
   for (const warning of warningSentences(analysis)) io.stderr(`warning: ${warning}\n`);
   const edits = codeEdits(result);
   const lines = renderCodeApplyLines(result, edits);
-  if (edits.length === 0) {
-    io.stdout(`no changes in the code; every TTL ttl-advisor may edit matches the data.\n${lines}`);
-    return;
-  }
+  if (edits.length === 0) return void io.stdout(lines);
   const files = applyLiteralEdits(edits, (path) => readFileSync(path, 'utf8'));
   // Paths from the repository's root, so `git apply` takes the diff as printed.
   for (const [path, { before, after }] of files) io.stdout(unifiedDiff(before, after, relative(root, realpathSync(path)).split('\\').join('/')));

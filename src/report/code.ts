@@ -1,6 +1,6 @@
 import type { Analysis } from '../analyze/analyze.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
-import type { CodeCheckResult, CodeEdit, CodeRow } from '../code/decide.js';
+import type { CodeCheckResult, CodeRow } from '../code/decide.js';
 import type { LeftAloneReason } from '../code/types.js';
 import { printable } from '../text.js';
 import { formatCount, formatMs } from '../units.js';
@@ -113,25 +113,4 @@ export function renderCodeCheckJson(result: CodeCheckResult): string {
     leftAlone: r.leftAlone ?? (r.noData ? { kind: 'no-data' } : null),
   }));
   return JSON.stringify({ version: JSON_REPORT_VERSION, exitCode: result.exitCode, sites }, null, 2) + '\n';
-}
-
-/** `apply --code`'s lines after the diff: each edit, then every site left alone with its reason. */
-export function renderCodeApplyLines(result: CodeCheckResult, edits: readonly CodeEdit[]): string {
-  const out: string[] = [];
-  for (const e of edits) {
-    const row = result.rows.find((r) => r.edits.includes(e));
-    const pattern = row?.pattern === undefined ? '' : ` (${printable(row.pattern)})`;
-    out.push(`changed ${e.value.declaration.file}:${e.value.declaration.line} ${e.value.option}${pattern}: ${formatMs(e.fromMs)} → ${formatMs(e.toMs)}`);
-  }
-  for (const row of result.rows) {
-    if (row.edits.length > 0) continue;
-    // Too little data makes no recommendation: no number is shown for it (as `apply` does).
-    const moves = (row.decision?.apply.kind === 'write' || row.decision?.apply.kind === 'hold') && !row.decision.insufficient;
-    const ttl = row.site.ttl?.valueMs === undefined ? '' : ` (${formatMs(row.site.ttl.valueMs)}${moves ? ` → ${formatMs((row.decision!.apply as { toMs: number }).toMs)}` : ''})`;
-    const name = `${siteName(row)} ${row.site.call}${row.pattern === undefined ? '' : ` ${printable(row.pattern)}`}${ttl}`;
-    if (row.leftAlone) out.push(`left alone ${name}: ${leftAloneText(row.leftAlone)}`);
-    else if (row.noData) out.push(`left alone ${name}: no data for this pattern in the window`);
-    else if (row.decision?.apply.kind === 'hold') out.push(`skipped ${name}: ${holdReasonText(row.decision.apply.why, printable)}`);
-  }
-  return out.map((l) => `${l}\n`).join('');
 }
