@@ -13,7 +13,7 @@ import { renderCodeCheckJson, renderCodeCheckMarkdown } from '../report/code.js'
 import { renderCodeCheckGithub } from '../report/code-github.js';
 import { warningSentences } from '../report/hint-text.js';
 import { decisionOptionsOf, runAnalysis, type AnalysisOptions, type DecisionFlags } from './args.js';
-import { writeCheckOutput, writeFileAtomic, type Io, type RunState } from './io.js';
+import { writeApplied, writeCheckOutput, type Io, type RunState } from './io.js';
 
 /** The options `check --code` and `apply --code` read (the commands' own, plus `--code`). */
 export interface CodeCliOptions extends AnalysisOptions, DecisionFlags {
@@ -59,10 +59,5 @@ export async function runApplyCode(options: CodeCliOptions, io: Io): Promise<voi
   // Paths from the repository's root, so `git apply` takes the diff as printed.
   for (const [path, { before, after }] of files) io.stdout(unifiedDiff(before, after, relative(root, realpathSync(path)).split('\\').join('/')));
   io.stdout(lines);
-  if (options.dryRun) {
-    io.stdout('(dry run: nothing written)\n');
-    return;
-  }
-  for (const [path, { after }] of files) writeFileAtomic(path, after);
-  io.stdout(`wrote ${[...files.keys()].map((p) => relative(root, realpathSync(p))).join(', ')}\n`);
+  writeApplied(io, options.dryRun, new Map([...files].map(([path, { after }]) => [path, after])), (path) => relative(root, realpathSync(path)));
 }

@@ -53,6 +53,16 @@ export function writeCheckOutput(io: Io, format: 'md' | 'json' | 'github' | unde
   io.stdout(annotations + (summaryFile ? '' : `\n${summary}`));
 }
 
+/**
+ * The end of `apply` and `apply --code`, after the diff and the lines: the files
+ * written (each atomically) and named by `name`, or, on a dry run, that nothing was.
+ */
+export function writeApplied(io: Io, dryRun: boolean | undefined, files: ReadonlyMap<string, string>, name: (path: string) => string): void {
+  if (dryRun) return void io.stdout('(dry run: nothing written)\n');
+  for (const [path, content] of files) writeFileAtomic(path, content);
+  io.stdout(`wrote ${[...files.keys()].map(name).join(', ')}\n`);
+}
+
 /** What a run ends with, set by the actions: 0 fine, 1 findings that need action. */
 export interface RunState {
   exitCode: number;

@@ -8,7 +8,7 @@ import { renderApplyLines } from '../../report/apply.js';
 import { warningSentences } from '../../report/hint-text.js';
 import { addAnalysisOptions, decisionOptionsOf, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions, type DecisionFlags } from '../args.js';
 import { runApplyCode } from '../code.js';
-import { writeFileAtomic, type Io } from '../io.js';
+import { writeApplied, type Io } from '../io.js';
 
 interface ApplyCommandOptions extends AnalysisOptions, DecisionFlags {
   policy: string;
@@ -44,11 +44,6 @@ export function registerApply(program: Command, io: Io): void {
       const relativeName = relative(process.cwd(), resolve(options.policy));
       io.stdout(unifiedDiff(before, after, relativeName.startsWith('..') || isAbsolute(relativeName) ? options.policy : relativeName));
       io.stdout(lines);
-      if (options.dryRun) {
-        io.stdout('(dry run: nothing written)\n');
-        return;
-      }
-      writeFileAtomic(options.policy, after);
-      io.stdout(`wrote ${options.policy}\n`);
+      writeApplied(io, options.dryRun, new Map([[options.policy, after]]), (path) => path);
     });
 }
