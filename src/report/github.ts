@@ -30,7 +30,7 @@ export function renderCheckGithub(
     const index = key === undefined ? -1 : lines.findIndex((l) => l.includes(key));
     return index >= 0 ? index + 1 : Math.max(1, lines.findIndex((l) => l.includes('"locks"')) + 1);
   };
-  const findings: Annotation[] = [];
+  const annotations: Annotation[] = [];
   // Only rows that need a human get an annotation, each with its reason; fine rows never do.
   for (const row of [...result.rows, ...result.missingFromPolicy]) {
     const d = row.decision;
@@ -45,7 +45,7 @@ export function renderCheckGithub(
         ? ''
         : `TTL ${formatMs(row.configuredTtlMs)}, recommended ${bound(d.recommendedTtlMs, d.atLeast)}.`;
     const evidence = `(p99 ${bound(p.holdMs.p99, p.holdLowerBound.p99)}, ${formatCount(p.count)} samples${p.outcomes.expired > 0 ? `, ${formatCount(p.outcomes.expired)} expired` : ''})`;
-    findings.push({
+    annotations.push({
       level: d.level === 'fail' ? 'error' : 'warning',
       file: policy.path,
       line: lineOf(row.entry === undefined ? undefined : row.pattern),
@@ -56,11 +56,11 @@ export function renderCheckGithub(
   // A pattern watch saw only expire: a warning on the entry it resolves to (the summary lists the others).
   for (const u of result.unconfirmed) {
     if (u.entryPattern === undefined) continue;
-    findings.push({ level: 'warning', file: policy.path, line: lineOf(u.entryPattern), title: `${printable(u.pattern)}: expired, never released`, message: `${printable(u.pattern)}: ${printable(unconfirmedText(u.analysis))}` });
+    annotations.push({ level: 'warning', file: policy.path, line: lineOf(u.entryPattern), title: `${printable(u.pattern)}: expired, never released`, message: `${printable(u.pattern)}: ${printable(unconfirmedText(u.analysis))}` });
   }
   for (const entry of result.noData) {
     if (!entry.suggestion) continue;
-    findings.push({
+    annotations.push({
       level: 'warning',
       file: policy.path,
       line: lineOf(entry.pattern),
@@ -69,7 +69,7 @@ export function renderCheckGithub(
     });
   }
   // In the report's order (worst verdict first): renderGithub puts the errors first.
-  return renderGithub(findings, checkHeadline(result), renderCheckMarkdown(result, analysis));
+  return renderGithub(annotations, checkHeadline(result), renderCheckMarkdown(result, analysis));
 }
 
 /** What an annotation's title says of a row whose TTL is right: the first finding that wants a look. */
