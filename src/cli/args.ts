@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { analyze, type Analysis, type AnalyzeOptions } from '../analyze/analyze.js';
 import { ConfigError, TtlAdvisorError } from '../errors.js';
+import type { CheckOptions } from '../policy/check.js';
 import { globMatcher } from '../keys/glob.js';
 import { DEFAULT_DB_PATH } from '../record/recorder-options.js';
 import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS, WEEK_MS } from '../units.js';
@@ -139,6 +140,19 @@ export function addAnalysisOptions(command: Command): Command {
     )
     .option('--pattern <glob>', 'only patterns matching this glob; repeat for several', collect);
   return addPrometheusOptions(command);
+}
+
+/** The evidence flags `check` and `apply` share, with their `--code` forms (`strict` and `failOnInsufficientData` are `check`'s alone). */
+export interface DecisionFlags {
+  strict?: boolean;
+  failOnInsufficientData?: boolean;
+  minChange: number;
+  minWindow: number;
+}
+
+/** The flags as the decision's options: one mapping, so `check` fails only on what `apply` would change, in either form. */
+export function decisionOptionsOf(flags: DecisionFlags): CheckOptions {
+  return { strict: flags.strict, failOnInsufficientData: flags.failOnInsufficientData, minChangePercent: flags.minChange, minWindowMs: flags.minWindow };
 }
 
 /** Runs the analysis the options ask for: from samples databases, or from Prometheus (`--prometheus`). */

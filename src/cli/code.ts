@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { relative } from 'node:path';
 import { codeEdits, checkCode, type CodeCheckResult } from '../code/decide.js';
 import { applyLiteralEdits } from '../code/edit.js';
@@ -8,22 +8,19 @@ import { scanCode } from '../code/scan.js';
 import type { Analysis } from '../analyze/analyze.js';
 import { unifiedDiff } from '../policy/diff.js';
 import { loadTtlPolicy } from '../policy/policy.js';
-import { renderCodeApplyLines, renderCodeCheckMarkdown } from '../report/code.js';
+import { renderCodeApplyLines } from '../report/apply.js';
+import { renderCodeCheckJson, renderCodeCheckMarkdown } from '../report/code.js';
 import { renderCodeCheckGithub } from '../report/code-github.js';
 import { warningSentences } from '../report/hint-text.js';
-import { runAnalysis, type AnalysisOptions } from './args.js';
-import { writeFileAtomic, type Io, type RunState } from './io.js';
+import { decisionOptionsOf, runAnalysis, type AnalysisOptions, type DecisionFlags } from './args.js';
+import { writeApplied, writeCheckOutput, type Io, type RunState } from './io.js';
 
 /** The options `check --code` and `apply --code` read (the commands' own, plus `--code`). */
-export interface CodeCliOptions extends AnalysisOptions {
+export interface CodeCliOptions extends AnalysisOptions, DecisionFlags {
   /** `--code` with globs, or `true` alone: the git-tracked source files. */
   code: string[] | boolean;
   policy: string;
   format?: 'md' | 'json' | 'github';
-  strict?: boolean;
-  failOnInsufficientData?: boolean;
-  minChange: number;
-  minWindow: number;
   dryRun?: boolean;
 }
 
@@ -36,37 +33,18 @@ async function judge(command: 'check' | 'apply', options: CodeCliOptions, io: Io
   // The policy wins where it has an entry for a site's pattern; without a policy file, the code alone.
   const policy = existsSync(options.policy) ? loadTtlPolicy(options.policy) : undefined;
   const analysis = await runAnalysis(options, io);
-  const result = checkCode(sites, analysis, policy, {
-    strict: options.strict,
-    failOnInsufficientData: options.failOnInsufficientData,
-    minChangePercent: options.minChange,
-    minWindowMs: options.minWindow,
-  });
+  const result = checkCode(sites, analysis, policy, decisionOptionsOf(options));
   return { result, analysis, root };
 }
 
 /** `check --code`: the lock TTLs in the source against the data; exit 1 where `apply --code` would raise one, or locks expired. */
 export async function runCheckCode(options: CodeCliOptions, io: Io, state: RunState): Promise<void> {
   const { result, analysis } = await judge('check', options, io);
-  if (options.format === 'github') {
-    const { annotations, summary } = renderCodeCheckGithub(result, analysis);
-    const summaryFile = process.env.GITHUB_STEP_SUMMARY;
-    if (summaryFile) appendFileSync(summaryFile, summary + '\n');
-    io.stdout(annotations + (summaryFile ? '' : `\n${summary}`));
-  } else if (options.format === 'json') {
-    const sites = result.rows.map((r) => ({
-      at: r.site.at,
-      library: r.site.library,
-      call: r.site.call,
-      pattern: r.pattern ?? null,
-      ttl: r.site.ttl ? { option: r.site.ttl.option, ms: r.site.ttl.valueMs ?? null, declaration: r.site.ttl.declaration } : null,
-      level: r.level,
-      decision: r.decision ?? null,
-      edits: r.edits.map((e) => ({ at: e.value.declaration, option: e.value.option, fromMs: e.fromMs, toMs: e.toMs, text: e.text })),
-      leftAlone: r.leftAlone ?? (r.noData ? { kind: 'no-data' } : null),
-    }));
-    io.stdout(JSON.stringify({ exitCode: result.exitCode, sites }, null, 2) + '\n');
-  } else io.stdout(renderCodeCheckMarkdown(result, analysis));
+  writeCheckOutput(io, options.format, {
+    github: () => renderCodeCheckGithub(result, analysis),
+    json: () => renderCodeCheckJson(result),
+    md: () => renderCodeCheckMarkdown(result, analysis),
+  });
   state.exitCode = result.exitCode;
 }
 
@@ -76,18 +54,10 @@ export async function runApplyCode(options: CodeCliOptions, io: Io): Promise<voi
   for (const warning of warningSentences(analysis)) io.stderr(`warning: ${warning}\n`);
   const edits = codeEdits(result);
   const lines = renderCodeApplyLines(result, edits);
-  if (edits.length === 0) {
-    io.stdout(`no changes in the code; every TTL ttl-advisor may edit matches the data.\n${lines}`);
-    return;
-  }
+  if (edits.length === 0) return void io.stdout(lines);
   const files = applyLiteralEdits(edits, (path) => readFileSync(path, 'utf8'));
   // Paths from the repository's root, so `git apply` takes the diff as printed.
   for (const [path, { before, after }] of files) io.stdout(unifiedDiff(before, after, relative(root, realpathSync(path)).split('\\').join('/')));
   io.stdout(lines);
-  if (options.dryRun) {
-    io.stdout('(dry run: nothing written)\n');
-    return;
-  }
-  for (const [path, { after }] of files) writeFileAtomic(path, after);
-  io.stdout(`wrote ${[...files.keys()].map((p) => relative(root, realpathSync(p))).join(', ')}\n`);
+  writeApplied(io, options.dryRun, new Map([...files].map(([path, { after }]) => [path, after])), (path) => relative(root, realpathSync(path)));
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, constants, accessSync, existsSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, constants, accessSync, existsSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TtlAdvisorError } from '../errors.js';
+import type { GithubOutput } from '../report/annotations.js';
 
 /** Where the CLI writes; tests pass their own. */
 export interface Io {
@@ -36,6 +37,30 @@ export function lineWriter(io: Pick<Io, 'stderr' | 'isTty'>): { line(text: strin
       inPlace = true;
     },
   };
+}
+
+/**
+ * Writes a check in the format asked for (`check` and `check --code` alike):
+ * for `github`, the annotations on stdout and the summary appended to
+ * `$GITHUB_STEP_SUMMARY`, or after them on stdout outside Actions; else the JSON
+ * or the Markdown. Only the chosen format is rendered.
+ */
+export function writeCheckOutput(io: Io, format: 'md' | 'json' | 'github' | undefined, render: { github: () => GithubOutput; json: () => string; md: () => string }): void {
+  if (format !== 'github') return void io.stdout(format === 'json' ? render.json() : render.md());
+  const { annotations, summary } = render.github();
+  const summaryFile = process.env.GITHUB_STEP_SUMMARY;
+  if (summaryFile) appendFileSync(summaryFile, summary + '\n');
+  io.stdout(annotations + (summaryFile ? '' : `\n${summary}`));
+}
+
+/**
+ * The end of `apply` and `apply --code`, after the diff and the lines: the files
+ * written (each atomically) and named by `name`, or, on a dry run, that nothing was.
+ */
+export function writeApplied(io: Io, dryRun: boolean | undefined, files: ReadonlyMap<string, string>, name: (path: string) => string): void {
+  if (dryRun) return void io.stdout('(dry run: nothing written)\n');
+  for (const [path, content] of files) writeFileAtomic(path, content);
+  io.stdout(`wrote ${[...files.keys()].map(name).join(', ')}\n`);
 }
 
 /** What a run ends with, set by the actions: 0 fine, 1 findings that need action. */

@@ -3,6 +3,8 @@ import type { CheckResult, CheckRow } from '../policy/check.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { formatCount, formatMs } from '../units.js';
 import { bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
+import { FINDING_PLACES } from './finding-style.js';
+import { JSON_REPORT_VERSION } from './json.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 import { warningSentences } from './hint-text.js';
 import { describeRun, markdownCode, markdownText, unconfirmedMarkdown } from './markdown.js';
@@ -42,9 +44,6 @@ function rowSentences(row: CheckRow): string {
   return row.decision.findings.map((f) => findingText(f, markdownText)).join(' ');
 }
 
-/** Findings a fine row is still listed for. */
-const NOTED_WHEN_FINE: ReadonlySet<string> = new Set(['resolved', 'tail', 'censored', 'unseen-expirations', 'lease']);
-
 /** Rows that need a human: they fail, or they warn. */
 function needsHuman(result: CheckResult): { failing: number; warning: number } {
   const all = [...result.rows, ...result.missingFromPolicy];
@@ -54,21 +53,26 @@ function needsHuman(result: CheckResult): { failing: number; warning: number } {
 }
 
 /**
- * The first line, stating what the exit code states: it fails (exit 1) only
- * where `apply` would change a TTL or a human must decide; it counts only the
- * rows that need a human.
+ * The first line of `check` and `check --code`, stating what the exit code
+ * states: it fails (exit 1) only where `apply` would change a TTL or a human
+ * must decide; it counts only the rows that need a human (`failing`, `warning`);
+ * `allFine` is what it says when none does.
  */
+export function headlineText(command: string, need: { exitCode: number; failing: number; warning: number }, allFine: string): string {
+  const counts = [need.failing > 0 ? `${need.failing} failing` : '', need.warning > 0 ? `${need.warning} to look at` : ''].filter(Boolean).join(', ');
+  if (need.exitCode === 1) return `${command}: fails ❌ — ${counts}`;
+  if (need.warning === 0) return `${command}: ${allFine}`;
+  return `${command}: passes, with warnings ⚠️ — ${counts}`;
+}
+
+/** The first line of `check` (see {@link headlineText}). */
 export function checkHeadline(result: CheckResult): string {
-  const { failing, warning } = needsHuman(result);
-  const counts = [failing > 0 ? `${failing} failing` : '', warning > 0 ? `${warning} to look at` : ''].filter(Boolean).join(', ');
-  if (result.exitCode === 1) return `### ttl-advisor check: fails ❌ — ${counts}`;
-  if (warning === 0) return '### ttl-advisor check: every configured TTL matches the data ✅';
-  return `### ttl-advisor check: passes, with warnings ⚠️ — ${counts}`;
+  return headlineText('ttl-advisor check', { exitCode: result.exitCode, ...needsHuman(result) }, 'every configured TTL matches the data ✅');
 }
 
 /** The `check` result as Markdown for a PR comment: what needs a human, with its evidence and the reason in words. */
 export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): string {
-  const lines = [checkHeadline(result), '', describeRun(analysis), ''];
+  const lines = [`### ${checkHeadline(result)}`, '', describeRun(analysis), ''];
   // The evidence rules: a short window, notes on the inputs. Findings, not failures.
   for (const warning of warningSentences(analysis)) lines.push(`> ⚠️ ${markdownText(warning)}`, '');
   // Never released: their true holds are unknown, so a warning each, never a failure.
@@ -83,11 +87,11 @@ export function renderCheckMarkdown(result: CheckResult, analysis: Analysis): st
   }
   // Fine rows are not listed, except for what the data says about them that a reviewer should know.
   // A TTL apply would move is said too, so a reviewer is not surprised by its diff.
-  const noted = result.fine.filter((r) => r.decision.apply.kind === 'write' || r.decision.findings.some((f) => NOTED_WHEN_FINE.has(f.kind)));
+  const noted = result.fine.filter((r) => r.decision.apply.kind === 'write' || r.decision.findings.some((f) => FINDING_PLACES[f.kind].checkFine === 'lists'));
   if (noted.length > 0) {
     lines.push('**Fine, with notes:**', '');
     for (const row of noted) {
-      const sentences = row.decision.findings.filter((f) => NOTED_WHEN_FINE.has(f.kind) || f.kind === 'deploy-pending').map((f) => findingText(f, markdownText));
+      const sentences = row.decision.findings.filter((f) => FINDING_PLACES[f.kind].checkFine !== false).map((f) => findingText(f, markdownText));
       const apply = row.decision.apply;
       if (apply.kind === 'write') sentences.unshift(`\`apply\` would write ${formatMs(apply.toMs)} (the recommendation; not needed to pass).`);
       lines.push(`- ${markdownCode(row.pattern)}: ${sentences.join(' ')}`);
@@ -130,7 +134,7 @@ export function renderCheckJson(result: CheckResult, analysis: Analysis): string
   return (
     JSON.stringify(
       {
-        version: 2,
+        version: JSON_REPORT_VERSION,
         exitCode: result.exitCode,
         policy: { ...analysis.policy },
         attention: result.rows.map(row),

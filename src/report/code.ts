@@ -1,10 +1,12 @@
 import type { Analysis } from '../analyze/analyze.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
-import type { CodeCheckResult, CodeEdit, CodeRow } from '../code/decide.js';
+import type { CodeCheckResult, CodeRow } from '../code/decide.js';
 import type { LeftAloneReason } from '../code/types.js';
 import { printable } from '../text.js';
 import { formatCount, formatMs } from '../units.js';
 import { findingText, holdReasonText, recommendationText } from './decision-text.js';
+import { headlineText } from './check.js';
+import { JSON_REPORT_VERSION } from './json.js';
 import { describeRun, markdownCode, markdownText } from './markdown.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 
@@ -50,18 +52,11 @@ export function rowReason(row: CodeRow, text: (s: string) => string = printable)
   return parts.join(' ');
 }
 
-function headline(result: CodeCheckResult): string {
+/** The first line of `check --code`, stating what the exit code states (see {@link headlineText}). */
+export function codeHeadline(result: CodeCheckResult): string {
   const failing = result.rows.filter((r) => r.level === 'fail').length;
   const warning = result.rows.filter((r) => r.level === 'warn').length;
-  const counts = [failing > 0 ? `${failing} failing` : '', warning > 0 ? `${warning} to look at` : ''].filter(Boolean).join(', ');
-  if (result.exitCode === 1) return `ttl-advisor check --code: fails ❌ — ${counts}`;
-  if (warning === 0) return `ttl-advisor check --code: every TTL in the code matches the data ✅ (${result.rows.length} call site(s))`;
-  return `ttl-advisor check --code: passes, with warnings ⚠️ — ${counts}`;
-}
-
-/** The first line of `check --code`, stating what the exit code states. */
-export function codeHeadline(result: CodeCheckResult): string {
-  return headline(result);
+  return headlineText('ttl-advisor check --code', { exitCode: result.exitCode, failing, warning }, `every TTL in the code matches the data ✅ (${result.rows.length} call site(s))`);
 }
 
 function recommended(row: CodeRow): string {
@@ -84,7 +79,7 @@ function state(row: CodeRow): string {
 
 /** `check --code` as Markdown: one row per call site, the sentences after the table. */
 export function renderCodeCheckMarkdown(result: CodeCheckResult, analysis: Analysis): string {
-  const lines = [`### ${headline(result)}`, '', describeRun(analysis), ''];
+  const lines = [`### ${codeHeadline(result)}`, '', describeRun(analysis), ''];
   if (result.rows.length === 0) return [...lines, 'No lock call sites found.', ''].join('\n');
   lines.push('| call site | call | pattern | TTL | declared at | recommended | samples | |', '|---|---|---|---:|---|---:|---:|---|');
   for (const row of result.rows) {
@@ -104,23 +99,18 @@ export function renderCodeCheckMarkdown(result: CodeCheckResult, analysis: Analy
   return lines.join('\n') + '\n';
 }
 
-/** `apply --code`'s lines after the diff: each edit, then every site left alone with its reason. */
-export function renderCodeApplyLines(result: CodeCheckResult, edits: readonly CodeEdit[]): string {
-  const out: string[] = [];
-  for (const e of edits) {
-    const row = result.rows.find((r) => r.edits.includes(e));
-    const pattern = row?.pattern === undefined ? '' : ` (${printable(row.pattern)})`;
-    out.push(`changed ${e.value.declaration.file}:${e.value.declaration.line} ${e.value.option}${pattern}: ${formatMs(e.fromMs)} → ${formatMs(e.toMs)}`);
-  }
-  for (const row of result.rows) {
-    if (row.edits.length > 0) continue;
-    // Too little data makes no recommendation: no number is shown for it (as `apply` does).
-    const moves = (row.decision?.apply.kind === 'write' || row.decision?.apply.kind === 'hold') && !row.decision.insufficient;
-    const ttl = row.site.ttl?.valueMs === undefined ? '' : ` (${formatMs(row.site.ttl.valueMs)}${moves ? ` → ${formatMs((row.decision!.apply as { toMs: number }).toMs)}` : ''})`;
-    const name = `${siteName(row)} ${row.site.call}${row.pattern === undefined ? '' : ` ${printable(row.pattern)}`}${ttl}`;
-    if (row.leftAlone) out.push(`left alone ${name}: ${leftAloneText(row.leftAlone)}`);
-    else if (row.noData) out.push(`left alone ${name}: no data for this pattern in the window`);
-    else if (row.decision?.apply.kind === 'hold') out.push(`skipped ${name}: ${holdReasonText(row.decision.apply.why, printable)}`);
-  }
-  return out.map((l) => `${l}\n`).join('');
+/** `check --code` as JSON, for machines: each call site, its TTL, the decision and what `apply --code` does with it. */
+export function renderCodeCheckJson(result: CodeCheckResult): string {
+  const sites = result.rows.map((r) => ({
+    at: r.site.at,
+    library: r.site.library,
+    call: r.site.call,
+    pattern: r.pattern ?? null,
+    ttl: r.site.ttl ? { option: r.site.ttl.option, ms: r.site.ttl.valueMs ?? null, declaration: r.site.ttl.declaration } : null,
+    level: r.level,
+    decision: r.decision ?? null,
+    edits: r.edits.map((e) => ({ at: e.value.declaration, option: e.value.option, fromMs: e.fromMs, toMs: e.toMs, text: e.text })),
+    leftAlone: r.leftAlone ?? (r.noData ? { kind: 'no-data' } : null),
+  }));
+  return JSON.stringify({ version: JSON_REPORT_VERSION, exitCode: result.exitCode, sites }, null, 2) + '\n';
 }

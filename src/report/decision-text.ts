@@ -24,13 +24,36 @@ export function rateText(rate: number, per: 'day' | 'hour', spanMs: number): str
   return per === 'day' ? `${n} a day` : `${n} an hour, from ${formatSpan(spanMs)} of data`;
 }
 
+/**
+ * Too few hold times for a recommendation, in every form an output says it, here
+ * together so that they change together: `need` — "119 of 299 hold times", a table's
+ * recommendation cell and the core of the others; `finding` — the decision's sentence;
+ * `held` — why `apply` leaves the TTL; `annotation` — a GitHub annotation's lead;
+ * `formula` — the HTML report's formula line.
+ */
+export function tooFewHoldTimesText(form: 'need' | 'finding' | 'held' | 'annotation' | 'formula', holdCount: number, neededCount: number): string {
+  const need = `${formatCount(holdCount)} of ${formatCount(neededCount)} hold times`;
+  switch (form) {
+    case 'need':
+      return need;
+    case 'finding':
+      return `${need}: too few for a p99 at 95 % confidence, no recommendation yet.`;
+    case 'held':
+      return `too few samples: ${need}`;
+    case 'annotation':
+      return `${need}: too few for a recommendation.`;
+    case 'formula':
+      return `No recommendation yet: ${need} needed for a p99 at 95 % confidence.`;
+  }
+}
+
 /** Why `apply` leaves a TTL alone, in a few words: "pinned (payment provider limit)", "too few samples: 72 of 299 hold times". */
 export function holdReasonText(why: HoldReason, text: (s: string) => string = (s) => s): string {
   switch (why.kind) {
     case 'pinned':
       return `pinned${why.reason ? ` (${text(why.reason)})` : ''}`;
     case 'too-few-samples':
-      return `too few samples: ${formatCount(why.holdCount)} of ${formatCount(why.neededCount)} hold times`;
+      return tooFewHoldTimesText('held', why.holdCount, why.neededCount);
     case 'too-few-renewals':
       return `too few renewals: ${formatCount(why.renewals)} of ${formatCount(why.neededCount)}`;
     case 'short-window':
@@ -98,7 +121,7 @@ export function findingText(f: Finding, text: (s: string) => string = (s) => s):
     case 'below-floor':
       return `The TTL of ${formatMs(f.ttlMs)} covers the data but is under the ${formatMs(f.floorMs)} floor.`;
     case 'insufficient-data':
-      return `${formatCount(f.holdCount)} of ${formatCount(f.neededCount)} hold times: too few for a p99 at 95 % confidence, no recommendation yet.`;
+      return tooFewHoldTimesText('finding', f.holdCount, f.neededCount);
     case 'not-in-policy':
       return `Not in the policy: runs with the default ${formatMs(f.defaultTtlMs)}.`;
     case 'held':
@@ -180,6 +203,6 @@ export function recommendationText(d: Decision, holdCount: number, neededCount: 
   if (renewals) return { text: `${formatCount(renewals.renewals)} of ${formatCount(renewals.neededCount)} renewals`, advice: false };
   const beyond = d.findings.find((f) => f.kind === 'beyond-buckets');
   if (beyond) return { text: `none: p99 > ${formatMs(beyond.lastBoundMs)}`, advice: false };
-  if (d.insufficient) return { text: `${formatCount(holdCount)} of ${formatCount(neededCount)} hold times`, advice: false };
+  if (d.insufficient) return { text: tooFewHoldTimesText('need', holdCount, neededCount), advice: false };
   return { text: bound(d.recommendedTtlMs, d.atLeast), advice: true };
 }

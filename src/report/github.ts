@@ -1,22 +1,14 @@
 import type { Analysis } from '../analyze/analyze.js';
+import type { Decision } from '../analyze/decision.js';
 import type { CheckResult } from '../policy/check.js';
 import { printable } from '../text.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import { formatCount, formatMs } from '../units.js';
-import { bound, findingText, unconfirmedText } from './decision-text.js';
+import { bound, findingText, tooFewHoldTimesText, unconfirmedText } from './decision-text.js';
+import { FINDING_PLACES } from './finding-style.js';
 import { VERDICT_LABEL } from './verdict-style.js';
 import { checkHeadline, renderCheckMarkdown } from './check.js';
-
-/** GitHub shows at most this many annotations per step usefully; the rest are counted in the summary. */
-export const MAX_ANNOTATIONS = 10;
-
-interface Finding {
-  level: 'error' | 'warning';
-  /** Line of the policy entry (1-based). */
-  line: number;
-  title: string;
-  message: string;
-}
+import { MAX_ANNOTATIONS, renderGithub, type Annotation, type GithubOutput } from './annotations.js';
 
 /**
  * `check --format github`: workflow-command annotations on the policy file —
@@ -30,7 +22,7 @@ export function renderCheckGithub(
   result: CheckResult,
   analysis: Analysis,
   policy: { path: string; text: string },
-): { annotations: string; summary: string } {
+): GithubOutput {
   const lines = policy.text.split('\n');
   // An entry's line; a pattern not in the file points at `"locks"`.
   const lineOf = (pattern: string | undefined) => {
@@ -38,23 +30,24 @@ export function renderCheckGithub(
     const index = key === undefined ? -1 : lines.findIndex((l) => l.includes(key));
     return index >= 0 ? index + 1 : Math.max(1, lines.findIndex((l) => l.includes('"locks"')) + 1);
   };
-  const findings: Finding[] = [];
+  const annotations: Annotation[] = [];
   // Only rows that need a human get an annotation, each with its reason; fine rows never do.
   for (const row of [...result.rows, ...result.missingFromPolicy]) {
     const d = row.decision;
     if (d.level === 'info') continue;
     const p = row.analysis;
     // The reason first; the recommendation where no sentence states it; the evidence last.
-    const sentences = d.findings.filter((f) => f.kind !== 'insufficient-data' && f.kind !== 'not-in-policy').map((f) => findingText(f, printable));
-    const statesRecommendation = d.findings.some((f) => RECOMMENDING.has(f.kind));
+    const sentences = d.findings.filter((f) => FINDING_PLACES[f.kind].annotation !== 'left-out').map((f) => findingText(f, printable));
+    const statesRecommendation = d.findings.some((f) => FINDING_PLACES[f.kind].annotation === 'recommends');
     const lead = d.insufficient
-      ? `${formatCount(p.holdCount)} of ${formatCount(MIN_SAMPLES_FOR_P99)} hold times: too few for a recommendation.`
+      ? tooFewHoldTimesText('annotation', p.holdCount, MIN_SAMPLES_FOR_P99)
       : statesRecommendation
         ? ''
         : `TTL ${formatMs(row.configuredTtlMs)}, recommended ${bound(d.recommendedTtlMs, d.atLeast)}.`;
     const evidence = `(p99 ${bound(p.holdMs.p99, p.holdLowerBound.p99)}, ${formatCount(p.count)} samples${p.outcomes.expired > 0 ? `, ${formatCount(p.outcomes.expired)} expired` : ''})`;
-    findings.push({
+    annotations.push({
       level: d.level === 'fail' ? 'error' : 'warning',
+      file: policy.path,
       line: lineOf(row.entry === undefined ? undefined : row.pattern),
       title: `${printable(row.pattern)}: ${row.entry === undefined ? 'not in the policy' : row.verdict === 'ok' ? okTitle(d) : VERDICT_LABEL[row.verdict]}`,
       message: [lead, ...sentences, evidence].filter(Boolean).join(' '),
@@ -63,49 +56,23 @@ export function renderCheckGithub(
   // A pattern watch saw only expire: a warning on the entry it resolves to (the summary lists the others).
   for (const u of result.unconfirmed) {
     if (u.entryPattern === undefined) continue;
-    findings.push({ level: 'warning', line: lineOf(u.entryPattern), title: `${printable(u.pattern)}: expired, never released`, message: `${printable(u.pattern)}: ${printable(unconfirmedText(u.analysis))}` });
+    annotations.push({ level: 'warning', file: policy.path, line: lineOf(u.entryPattern), title: `${printable(u.pattern)}: expired, never released`, message: `${printable(u.pattern)}: ${printable(unconfirmedText(u.analysis))}` });
   }
   for (const entry of result.noData) {
     if (!entry.suggestion) continue;
-    findings.push({
+    annotations.push({
       level: 'warning',
+      file: policy.path,
       line: lineOf(entry.pattern),
       title: `${printable(entry.pattern)}: no data`,
       message: `No pattern in the data matches this entry; did you mean ${printable(entry.suggestion)}?`,
     });
   }
-  // Errors first, then in the report's order (worst verdict first).
-  const ordered = [...findings.filter((f) => f.level === 'error'), ...findings.filter((f) => f.level === 'warning')];
-  const shown = ordered.slice(0, MAX_ANNOTATIONS);
-  const annotations = shown.map((f) => `::${f.level} file=${property(policy.path)},line=${f.line},title=${property(f.title)}::${data(f.message)}\n`).join('');
-  const more = ordered.length - shown.length;
-  const summary =
-    renderCheckMarkdown(result, analysis) +
-    (more > 0 ? `\n${formatCount(more)} more finding(s) without an annotation of their own: see the table above.\n` : '');
-  return { annotations: annotations + `${checkHeadline(result).replace(/^### /, '')}\n`, summary };
+  // In the report's order (worst verdict first): renderGithub puts the errors first.
+  return renderGithub(annotations, checkHeadline(result), renderCheckMarkdown(result, analysis));
 }
 
-/** Findings whose sentence states the TTL and the recommendation. */
-const RECOMMENDING: ReadonlySet<string> = new Set(['expired', 'too-short', 'too-long', 'below-floor', 'tail', 'lease-at-risk', 'lease-too-long']);
-
-/** What an annotation's title says of a row whose TTL is right: the finding that wants a look. */
-const OK_TITLE: Readonly<Record<string, string>> = {
-  tail: 'holds beyond the rule',
-  'lease-at-risk': 'late renewals',
-  'unseen-expirations': 'expirations not seen to end',
-  contended: 'contended',
-};
-
-function okTitle(d: { findings: readonly { kind: string }[] }): string {
-  return d.findings.map((f) => OK_TITLE[f.kind]).find((t) => t !== undefined) ?? 'ok';
-}
-
-/** Workflow-command escaping: the message part. */
-function data(text: string): string {
-  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-}
-
-/** Workflow-command escaping: a property value (`:` and `,` separate properties). */
-function property(text: string): string {
-  return data(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+/** What an annotation's title says of a row whose TTL is right: the first finding that wants a look. */
+function okTitle(d: Decision): string {
+  return d.findings.map((f) => FINDING_PLACES[f.kind].okTitle).find((t) => t !== undefined) ?? 'ok';
 }

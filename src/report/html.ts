@@ -6,12 +6,13 @@ import { formatCount, formatMs, formatTime } from '../units.js';
 import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
 import { hintSentences, warningSentences } from './hint-text.js';
 import { learnedText, unattributedText } from './pattern-text.js';
-import { beyondBucketsText, bound, findingText, recommendationText, unconfirmedText } from './decision-text.js';
+import { beyondBucketsText, bound, findingText, recommendationText, tooFewHoldTimesText, unconfirmedText } from './decision-text.js';
 import { describeRun } from './markdown.js';
 import { leaseLatenessSpec, leaseMarginSpec } from './lease-charts.js';
 import { leaseFormulaText } from './lease-text.js';
 import { riskSentences } from './risk-text.js';
 import { renderSvg } from './render-svg.js';
+import { FINDING_PLACES } from './finding-style.js';
 import { VERDICT_COLOR, VERDICT_LABEL } from './verdict-style.js';
 
 // No script, no remote anything: the page is one self-contained file.
@@ -122,9 +123,7 @@ function formula(p: PatternAnalysis, analysis: Analysis): string {
   }
   const beyond = p.decision.findings.find((f) => f.kind === 'beyond-buckets');
   if (beyond) return `No recommendation: ${beyondBucketsText(beyond.lastBoundMs)}.`;
-  if (p.decision.insufficient) {
-    return `No recommendation yet: ${formatCount(p.holdCount)} of ${formatCount(MIN_SAMPLES_FOR_P99)} hold times needed for a p99 at 95 % confidence.`;
-  }
+  if (p.decision.insufficient) return tooFewHoldTimesText('formula', p.holdCount, MIN_SAMPLES_FOR_P99);
   const atLeast = p.holdLowerBound.p99;
   const scaled = multiplier * p.holdMs.p99;
   const coversMax = cover === 'max' && p.holdMs.max > Math.max(scaled, floorMs);
@@ -135,13 +134,10 @@ function formula(p: PatternAnalysis, analysis: Analysis): string {
 
 /** The decision's findings that the table does not show (tails beyond the rule, censored holds), then the hints. */
 function notes(p: PatternAnalysis): string {
-  const findings = p.decision.findings.filter((f) => SECTION_FINDINGS.has(f.kind)).map((f) => findingText(f));
+  const findings = p.decision.findings.filter((f) => FINDING_PLACES[f.kind].htmlSection).map((f) => findingText(f));
   const all = [...findings, ...hintSentences(p)];
   return all.length ? `<ul class="hints">${all.map((h) => `<li>${prose(h)}</li>`).join('')}</ul>` : '';
 }
-
-/** Findings worth a line in a pattern's section (the verdict and the risk sentences say the rest). */
-const SECTION_FINDINGS: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long', 'insufficient-renewals', 'resolution']);
 
 async function patternSection(p: PatternAnalysis, index: number, analysis: Analysis): Promise<string> {
   const [distribution, hourly] = await Promise.all([renderSvg(distributionSpec(p)), renderSvg(hourlySpec(p))]);

@@ -6,6 +6,7 @@ import { bound, findingText, recommendationText, unconfirmedText } from './decis
 import { warningSentences } from './hint-text.js';
 import { unattributedText } from './pattern-text.js';
 import { riskSentences } from './risk-text.js';
+import { FINDING_PLACES } from './finding-style.js';
 import { VERDICT_LABEL, VERDICT_MARK } from './verdict-style.js';
 
 /** A pattern as a Markdown code span that survives pipes, backticks and control characters in a GFM table. */
@@ -68,7 +69,7 @@ export function renderMarkdown(analysis: Analysis): string {
     // and the findings the table cannot show (holds beyond the rule, holds not seen to end).
     for (const p of analysis.patterns) {
       const changing = !p.lease && (p.verdict === 'expired' || p.verdict === 'too-short' || p.verdict === 'too-long');
-      const notes = p.decision.findings.filter((f) => NOTED.has(f.kind)).map((f) => findingText(f));
+      const notes = p.decision.findings.filter((f) => FINDING_PLACES[f.kind].markdownNote).map((f) => findingText(f));
       const sentences = [...(changing ? riskSentences(p) : []), ...notes];
       if (sentences.length > 0) lines.push(`- ${markdownCode(p.pattern)}: ${sentences.join(' ')}`);
     }
@@ -77,6 +78,3 @@ export function renderMarkdown(analysis: Analysis): string {
   if (analysis.unattributed) lines.push(`> ${markdownText(unattributedText(analysis.unattributed))}`, '');
   return lines.join('\n');
 }
-
-/** Findings the table cannot show: holds beyond the rule, holds not seen to end, a lease's advice; and what stands behind a row's too little data or contention. */
-const NOTED: ReadonlySet<string> = new Set(['tail', 'censored', 'unseen-expirations', 'lease', 'lease-at-risk', 'lease-too-long', 'resolution', 'beyond-buckets', 'insufficient-data', 'contended']);

@@ -4,19 +4,15 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { applyRecommendations, DEFAULT_APPLY_MIN_CHANGE_PERCENT, DEFAULT_APPLY_MIN_WINDOW_MS } from '../../policy/apply.js';
 import { unifiedDiff } from '../../policy/diff.js';
 import { DEFAULT_POLICY_PATH, formatPolicy, loadTtlPolicy, parsePolicy } from '../../policy/policy.js';
-import { holdReasonText } from '../../report/decision-text.js';
+import { renderApplyLines } from '../../report/apply.js';
 import { warningSentences } from '../../report/hint-text.js';
-import { printable } from '../../text.js';
-import { formatMs } from '../../units.js';
-import { addAnalysisOptions, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
+import { addAnalysisOptions, decisionOptionsOf, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions, type DecisionFlags } from '../args.js';
 import { runApplyCode } from '../code.js';
-import { writeFileAtomic, type Io } from '../io.js';
+import { writeApplied, type Io } from '../io.js';
 
-interface ApplyCommandOptions extends AnalysisOptions {
+interface ApplyCommandOptions extends AnalysisOptions, DecisionFlags {
   policy: string;
   dryRun?: boolean;
-  minChange: number;
-  minWindow: number;
   code?: string[] | boolean;
 }
 
@@ -38,40 +34,16 @@ export function registerApply(program: Command, io: Io): void {
       const before = readFileSync(options.policy, 'utf8');
       const analysis = await runAnalysis(options, io);
       for (const warning of warningSentences(analysis)) io.stderr(`warning: ${warning}\n`);
-      const { document, changes, skipped } = applyRecommendations(analysis, policy, { minChangePercent: options.minChange, minWindowMs: options.minWindow });
-      // Every recommendation left out, and why: "no changes" must not read as "the data agrees".
-      // Too little data makes no recommendation: no number is shown for it.
-      const skips = skipped
-        .map((s) => {
-          const from = s.fromMs === undefined ? 'not in the file' : formatMs(s.fromMs);
-          return `skipped ${printable(s.pattern)} (${s.noRecommendation ? from : `${from} → ${formatMs(s.toMs)}`}): ${holdReasonText(s.why, printable)}\n`;
-        })
-        .join('') +
-        // Patterns watch saw only expire have no hold times: nothing to write, and said so.
-        analysis.unconfirmed.map((u) => `skipped ${printable(u.pattern)}: expired, never released — no hold times to advise from (see the report)\n`).join('');
-      if (changes.length === 0) {
-        io.stdout(
-          skips === ''
-            ? `${options.policy}: no changes; every TTL matches the data.\n`
-            : `${options.policy}: no changes; ${skipped.length + analysis.unconfirmed.length} recommendation(s) left out:\n${skips}`,
-        );
-        return;
-      }
-      const after = formatPolicy(document);
+      const applied = applyRecommendations(analysis, policy, decisionOptionsOf(options));
+      const lines = renderApplyLines(options.policy, applied, analysis.unconfirmed);
+      if (applied.changes.length === 0) return void io.stdout(lines);
+      const after = formatPolicy(applied.document);
       // What is written must load: checked against the same rules as any policy file.
       parsePolicy(after, options.policy);
       // Named from the working directory (a repository's root, in CI), so `git apply` takes the diff as printed.
       const relativeName = relative(process.cwd(), resolve(options.policy));
       io.stdout(unifiedDiff(before, after, relativeName.startsWith('..') || isAbsolute(relativeName) ? options.policy : relativeName));
-      for (const c of changes) {
-        io.stdout(`${c.fromMs === undefined ? 'added' : 'changed'} ${c.pattern}: ${c.fromMs === undefined ? '' : `${formatMs(c.fromMs)} → `}${formatMs(c.toMs)}\n`);
-      }
-      io.stdout(skips);
-      if (options.dryRun) {
-        io.stdout('(dry run: nothing written)\n');
-        return;
-      }
-      writeFileAtomic(options.policy, after);
-      io.stdout(`wrote ${options.policy}\n`);
+      io.stdout(lines);
+      writeApplied(io, options.dryRun, new Map([[options.policy, after]]), (path) => path);
     });
 }

@@ -1,21 +1,17 @@
 import { Option, type Command } from 'commander';
 import { checkPolicy } from '../../policy/check.js';
 import { DEFAULT_POLICY_PATH, loadTtlPolicy } from '../../policy/policy.js';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { renderCheckJson, renderCheckMarkdown } from '../../report/check.js';
 import { renderCheckGithub } from '../../report/github.js';
 import { DEFAULT_APPLY_MIN_CHANGE_PERCENT, DEFAULT_APPLY_MIN_WINDOW_MS } from '../../policy/apply.js';
-import { addAnalysisOptions, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions } from '../args.js';
+import { addAnalysisOptions, decisionOptionsOf, minWindowOption, nonNegativeNumber, runAnalysis, type AnalysisOptions, type DecisionFlags } from '../args.js';
 import { runCheckCode } from '../code.js';
-import type { Io, RunState } from '../io.js';
+import { writeCheckOutput, type Io, type RunState } from '../io.js';
 
-interface CheckCommandOptions extends AnalysisOptions {
+interface CheckCommandOptions extends AnalysisOptions, DecisionFlags {
   policy: string;
   format: 'md' | 'json' | 'github';
-  strict?: boolean;
-  failOnInsufficientData?: boolean;
-  minChange: number;
-  minWindow: number;
   code?: string[] | boolean;
 }
 
@@ -42,18 +38,12 @@ export function registerCheck(program: Command, io: Io, state: RunState): void {
       if (options.code !== undefined) return runCheckCode({ ...options, code: options.code }, io, state);
       const policy = loadTtlPolicy(options.policy);
       const analysis = await runAnalysis(options, io);
-      const result = checkPolicy(analysis, policy, {
-        strict: options.strict,
-        failOnInsufficientData: options.failOnInsufficientData,
-        minChangePercent: options.minChange,
-        minWindowMs: options.minWindow,
+      const result = checkPolicy(analysis, policy, decisionOptionsOf(options));
+      writeCheckOutput(io, options.format, {
+        github: () => renderCheckGithub(result, analysis, { path: options.policy, text: readFileSync(options.policy, 'utf8') }),
+        json: () => renderCheckJson(result, analysis),
+        md: () => renderCheckMarkdown(result, analysis),
       });
-      if (options.format === 'github') {
-        const { annotations, summary } = renderCheckGithub(result, analysis, { path: options.policy, text: readFileSync(options.policy, 'utf8') });
-        const summaryFile = process.env.GITHUB_STEP_SUMMARY;
-        if (summaryFile) appendFileSync(summaryFile, summary + '\n');
-        io.stdout(annotations + (summaryFile ? '' : `\n${summary}`));
-      } else io.stdout(options.format === 'json' ? renderCheckJson(result, analysis) : renderCheckMarkdown(result, analysis));
       state.exitCode = result.exitCode;
     });
 }
