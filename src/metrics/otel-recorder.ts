@@ -7,7 +7,7 @@ import { LearnedPatterns } from '../sample/learned-patterns.js';
 import { OUTCOMES, type LockSample, type Outcome, type SampleRecorder } from '../sample/sample.js';
 import { WarnOnce, type Warning } from '../sample/warn-once.js';
 import { truncate } from '../text.js';
-import { DEFAULT_MAX_METRIC_PATTERNS, DURATION_BUCKETS_S, METRIC_NAMES, type MetricSource } from './instruments.js';
+import { DEFAULT_MAX_METRIC_PATTERNS, DURATION_BUCKETS_S, INSTRUMENTS, METRIC_SOURCES, type MetricSource } from './instruments.js';
 import type { MetricAttributes, OtelCounter, OtelHistogram, OtelMeter, OtelObservableGauge, OtelObservableResult } from './otel-types.js';
 
 /** Options of {@link OtelRecorder}. */
@@ -93,8 +93,8 @@ export class OtelRecorder implements SampleRecorder {
     this.maxPatterns = options.maxPatterns ?? DEFAULT_MAX_METRIC_PATTERNS;
     if (!Number.isSafeInteger(this.maxPatterns) || this.maxPatterns < 1) throw new ConfigError(`Expected \`maxPatterns\` to be an integer ≥ 1, got \`${String(options.maxPatterns)}\``);
     this.source = options.source ?? 'withLock';
-    this.sourceIndex = SOURCES.indexOf(this.source);
-    if (this.sourceIndex < 0) throw new ConfigError(`Expected \`source\` to be one of ${SOURCES.join(', ')}, got \`${String(options.source)}\``);
+    this.sourceIndex = METRIC_SOURCES.indexOf(this.source);
+    if (this.sourceIndex < 0) throw new ConfigError(`Expected \`source\` to be one of ${METRIC_SOURCES.join(', ')}, got \`${String(options.source)}\``);
     const templates = compileTemplates(options.patterns ?? []);
     // A position learned renames nothing already exported: a series' name never changes under a dashboard. A lock keyed by
     // names shows under its first names (at most `literalValues` of the miner) until its position is learned, then under
@@ -102,16 +102,14 @@ export class OtelRecorder implements SampleRecorder {
     this.patternOf = new LearnedPatterns(templates, (aliases) => this.rename(aliases));
     this.warnings = new WarnOnce<OtelWarningKind>(undefined, options.onWarning);
     const advice = { explicitBucketBoundaries: [...DURATION_BUCKETS_S] };
-    this.hold = meter.createHistogram(METRIC_NAMES.hold, { unit: 's', description: 'How long a lock was held, from won to released (or seen gone).', advice });
-    this.wait = meter.createHistogram(METRIC_NAMES.wait, { unit: 's', description: 'How long a caller waited for a lock, from the first attempt to won or given up.', advice });
-    this.lateness = meter.createHistogram(METRIC_NAMES.lateness, { unit: 's', description: "How late a lease's renewal came, past its period.", advice });
-    this.outcomes = meter.createCounter(METRIC_NAMES.outcomes, { unit: '{lock}', description: 'Locks by how they ended: released, expired, not_acquired, error, lost.' });
-    this.ttl = meter.createObservableGauge(METRIC_NAMES.ttl, { unit: 's', description: 'The TTL the locks of a pattern were last taken with.' });
+    const { hold, wait, lateness, outcomes, ttl, renamed } = INSTRUMENTS;
+    this.hold = meter.createHistogram(hold.name, { unit: hold.unit, description: hold.description, advice });
+    this.wait = meter.createHistogram(wait.name, { unit: wait.unit, description: wait.description, advice });
+    this.lateness = meter.createHistogram(lateness.name, { unit: lateness.unit, description: lateness.description, advice });
+    this.outcomes = meter.createCounter(outcomes.name, { unit: outcomes.unit, description: outcomes.description });
+    this.ttl = meter.createObservableGauge(ttl.name, { unit: ttl.unit, description: ttl.description });
     this.ttl.addCallback(this.observeTtl);
-    this.renamed = meter.createObservableGauge(METRIC_NAMES.renamed, {
-      unit: '1',
-      description: 'A pattern exported before a position of it was learned (`pattern`), and the pattern its series are read as (`learned`): 1.',
-    });
+    this.renamed = meter.createObservableGauge(renamed.name, { unit: renamed.unit, description: renamed.description });
     this.renamed.addCallback(this.observeRenames);
   }
 
@@ -194,7 +192,6 @@ export class OtelRecorder implements SampleRecorder {
   }
 }
 
-const SOURCES: readonly MetricSource[] = ['withLock', 'instrument', 'watch'];
 /** Renames exported at most (a miner makes at most `literalValues` per position it learns). */
 const MAX_EXPORTED_RENAMES = 10_000;
 
