@@ -113,6 +113,3 @@ function bucketBounds(): number[] {
   bounds.push(600);
   return [...new Set(bounds)];
 }
-
-/** Distinct patterns an OpenTelemetry recorder names at most; the rest share `{other}`. */
-export const DEFAULT_MAX_METRIC_PATTERNS = 100;
