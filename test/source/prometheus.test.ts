@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeSource, p99BucketOf } from '../../src/analyze/analyze-source.js';
 import { redactHttpUrl } from '../../src/source/http-url.js';
-import { PrometheusClient, PrometheusError } from '../../src/source/prometheus-client.js';
+import { PrometheusError } from '../../src/errors.js';
+import { PrometheusClient } from '../../src/source/prometheus-client.js';
 import { readPrometheus } from '../../src/source/prometheus.js';
 import { hourlyGrowth } from '../../src/source/promql.js';
 import { resolutionText } from '../../src/report/decision-text.js';
