@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { PrometheusError } from '../errors.js';
-import { redactHttpUrl } from './http-url.js';
+import { redactUrl } from '../redact-url.js';
 
 /**
  * A small client for the Prometheus HTTP API (`/api/v1/query`, `/api/v1/query_range`), which Thanos
@@ -56,7 +56,7 @@ export class PrometheusClient {
   private readonly sent: string | undefined;
 
   constructor(options: PrometheusClientOptions) {
-    this.displayUrl = redactHttpUrl(options.url);
+    this.displayUrl = redactUrl(options.url);
     let base: URL;
     try {
       base = new URL(options.url);
