@@ -1,7 +1,6 @@
-import { ConfirmedPatterns } from '../sample/confirmed.js';
+import { BoundedSet, ConfirmedPatterns } from '../sample/confirmed.js';
 import { LearnedPatterns } from '../sample/learned-patterns.js';
 import type { LeaseLibrary, LockSample, Outcome } from '../sample/sample.js';
-import { BoundedSet } from './bounded-set.js';
 import { bullmqPatternOf, isLibraryNonLock, leaseLibraryOf } from './lease-keys.js';
 import { RenewalTiming, renewalOf } from './renewal-timing.js';
 import { zeroCounts, type KeyspaceTrackerOptions, type WatchStats } from './tracker-options.js';
