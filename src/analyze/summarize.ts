@@ -1,5 +1,5 @@
 import type { LearnedPattern } from '../keys/learned-names.js';
-import type { Outcome } from '../sample/sample.js';
+import { zeroOutcomeCounts, type Outcome } from '../sample/sample.js';
 import type { DecodeTarget } from '../store/histogram/codec.js';
 import { DenseHistogram } from '../store/histogram/histogram.js';
 import { highestValueAt, lowestValueAt, nearestRank } from '../store/histogram/buckets.js';
@@ -135,7 +135,7 @@ export function summarize(
   const wait = new DenseHistogram();
   const lease = new LeaseReader();
   const ttls = new Map<number, number>();
-  const outcomes: Record<Outcome, number> = { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 };
+  const outcomes = zeroOutcomeCounts();
   const hourly: HourlyPoint[] = [];
   let count = 0;
   let threw = 0;
