@@ -110,6 +110,19 @@ export class WatchError extends TtlAdvisorError {
   override readonly name = 'WatchError';
 }
 
+/** Prometheus could not be asked, or did not answer as Prometheus: the message is one line and names no credential. */
+export class PrometheusError extends TtlAdvisorError {
+  override readonly name = 'PrometheusError';
+  constructor(
+    /** The URL as it may be shown (credentials redacted). */
+    readonly url: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

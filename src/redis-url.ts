@@ -1,4 +1,5 @@
 import { TtlAdvisorError } from './errors.js';
+import { redactUrl } from './redact-url.js';
 
 /**
  * Redis URLs, and why a connection to one failed, in one wording for every
@@ -19,24 +20,6 @@ export interface RedisUrlNode {
 
 /** Where a connection goes, as messages name it: `host:port` (`[::1]:6379` for IPv6). */
 type Where = Pick<RedisUrlNode, 'host' | 'port' | 'tls'>;
-
-/**
- * A Redis URL with every credential hidden, for messages: the password of the
- * userinfo (up to the last `@`, since an unencoded `/` or `#` in a password
- * fools a URL parser), and credential-bearing query parameters such as
- * `?password=` (which ioredis honours). Works on text that does not parse.
- */
-export function redactUrl(url: string): string {
-  let text = String(url);
-  const start = text.indexOf('//');
-  const at = text.lastIndexOf('@');
-  if (start >= 0 && at > start) {
-    const userinfo = text.slice(start + 2, at);
-    const colon = userinfo.indexOf(':');
-    text = `${text.slice(0, start + 2)}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : '***'}${text.slice(at)}`;
-  }
-  return text.replace(/([?&;](?:password|pass|pwd|auth|token|secret)=)[^&;#]*/gi, '$1***');
-}
 
 /**
  * A `redis://` or `rediss://` URL, or a clear {@link TtlAdvisorError} that never

@@ -38,7 +38,9 @@ export type { FlushOnShutdownOptions, ClosableRecorder } from './record/shutdown
 
 export { RedisStreamSink, DEFAULT_STREAM, STREAM_SINK_DEFAULTS } from './fleet/stream-sink.js';
 export { OtelRecorder } from './metrics/otel-recorder.js';
-export type { OtelRecorderOptions, OtelRecorderStats, OtelWarningKind } from './metrics/otel-recorder.js';
+export { OTEL_RECORDER_DEFAULTS } from './metrics/otel-options.js';
+export type { OtelRecorderOptions, OtelWarningKind } from './metrics/otel-options.js';
+export type { OtelRecorderStats } from './metrics/otel-recorder.js';
 export { METRIC_NAMES, PROMETHEUS_NAMES, DURATION_BUCKETS_S } from './metrics/instruments.js';
 export type { MetricSource } from './metrics/instruments.js';
 export type { OtelMeter } from './metrics/otel-types.js';

@@ -62,6 +62,13 @@ export function nonEmptyString(name: string, value: unknown, fallback?: string, 
   return value;
 }
 
+/** One of `allowed`; `fallback` when undefined. */
+export function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly unknown[]).includes(value)) throw expected(name, `one of ${allowed.join(', ')}`, value);
+  return value as T;
+}
+
 /** A string, or undefined. */
 export function optionalString(name: string, value: unknown): string | undefined {
   if (value !== undefined && typeof value !== 'string') throw expected(name, 'a string', value);

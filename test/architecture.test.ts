@@ -30,14 +30,18 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Every import and re-export of our own modules, static or dynamic, with whether only types cross it. */
-function importsOf(file: string, text: string): Edge[] {
+/**
+ * Every import and re-export, static or dynamic, with whether only types cross it: of our own modules
+ * (`own`, `to` a file under src/) and of packages (`packages`, `to` the specifier: `typescript`, `node:fs`).
+ */
+function importsOf(file: string, text: string): { own: Edge[]; packages: Edge[] } {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
-  const edges: Edge[] = [];
+  const own: Edge[] = [];
+  const packages: Edge[] = [];
   const add = (specifier: string, typeOnly: boolean) => {
-    if (!specifier.startsWith('.')) return;
+    if (!specifier.startsWith('.')) return void packages.push({ from: file, to: specifier, typeOnly });
     const to = relative(SRC, resolve(SRC, dirname(file), specifier)).replace(/\.js$/, '.ts');
-    edges.push({ from: file, to, typeOnly });
+    own.push({ from: file, to, typeOnly });
   };
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
@@ -54,7 +58,7 @@ function importsOf(file: string, text: string): Edge[] {
     ts.forEachChild(node, visit);
   };
   visit(source);
-  return edges;
+  return { own, packages };
 }
 
 /** `lock/redis-lock.ts` → `lock`; `index.ts` and `service.ts`, the public doors, stand alone; any other file at src/'s root → `.` (a leaf module). */
@@ -66,7 +70,9 @@ function folderOf(file: string): string {
 
 const files = sourceFiles(SRC);
 const texts = new Map(files.map((f) => [f, readFileSync(join(SRC, f), 'utf8')]));
-const edges = files.flatMap((f) => importsOf(f, texts.get(f)!));
+const imports = files.map((f) => importsOf(f, texts.get(f)!));
+const edges = imports.flatMap((i) => i.own);
+const packageEdges = imports.flatMap((i) => i.packages);
 const crossing = edges.filter((e) => folderOf(e.from) !== folderOf(e.to));
 
 function violations(from: string, forbidden: readonly string[], allow: (e: Edge) => boolean = () => false): string[] {
@@ -143,15 +149,15 @@ describe('architecture: the imports of src/', () => {
 
   it("keeps the lock's hot path free of analysis, policy, reports, SQLite, the recorders and the fleet", () => {
     // What the doors share (the Sample, its outcome rules, the safe fan-out, warn-once, the key cache) comes from sample/.
-    expect(violations('lock', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'record'])).toEqual([]);
+    expect(violations('lock', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'record', 'metrics', 'source', 'code'])).toEqual([]);
   });
 
   it("keeps instrument/ (inside the user's Redis client) as lean as the lock", () => {
-    expect(violations('instrument', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock', 'record', 'watch'])).toEqual([]);
+    expect(violations('instrument', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock', 'record', 'watch', 'metrics', 'source', 'code'])).toEqual([]);
   });
 
   it('keeps watch/ a producer like the others: no store, analysis, reports, recorders or CLI', () => {
-    expect(violations('watch', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock', 'instrument', 'record'])).toEqual([]);
+    expect(violations('watch', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock', 'instrument', 'record', 'metrics', 'source', 'code'])).toEqual([]);
   });
 
   it('lets the doors share rules only through sample/: the rules they had each copied live there once', () => {
@@ -174,7 +180,30 @@ describe('architecture: the imports of src/', () => {
   });
 
   it('keeps the store free of producers and consumers', () => {
-    expect(violations('store', ['record', 'fleet', 'analyze', 'report', 'policy', 'lock', 'instrument', 'watch', 'inspect', 'cli'])).toEqual([]);
+    expect(violations('store', ['record', 'fleet', 'analyze', 'report', 'policy', 'lock', 'instrument', 'watch', 'inspect', 'cli', 'metrics', 'source', 'code'])).toEqual([]);
+  });
+
+  it('keeps metrics/ a recorder like the others: it takes samples from sample/ and keys/, and reads no store, analysis, source or CLI', () => {
+    expect(violations('metrics', ['analyze', 'policy', 'report', 'store', 'fleet', 'inspect', 'cli', 'lock', 'instrument', 'watch', 'record', 'source', 'code'])).toEqual([]);
+  });
+
+  it("keeps source/ a reader into the store's rollup layout: no analysis, reports, policy, doors, recorders or CLI; of metrics/ only the names", () => {
+    const forbidden = ['analyze', 'policy', 'report', 'cli', 'lock', 'instrument', 'watch', 'record', 'fleet', 'inspect', 'code', 'metrics'];
+    // The metric names have one home (metrics/instruments.ts): the PromQL reads what the recorder writes.
+    expect(violations('source', forbidden, (e) => e.to === 'metrics/instruments.ts')).toEqual([]);
+    expect(edges).toContainEqual({ from: 'source/promql.ts', to: 'metrics/instruments.ts', typeOnly: false });
+  });
+
+  it('keeps code/ (check --code, apply --code) to the analysis and the policy: no store, reports, doors, recorders, sources or CLI', () => {
+    expect(violations('code', ['report', 'cli', 'store', 'record', 'fleet', 'lock', 'instrument', 'watch', 'inspect', 'metrics', 'source'])).toEqual([]);
+  });
+
+  it('lets only code/load.ts load typescript, on demand: the rest of code/ takes its types only', () => {
+    const loads = packageEdges.filter((e) => e.to === 'typescript' && !e.typeOnly).map((e) => e.from);
+    // The control: the parser sees load.ts's dynamic import, and the type-only imports elsewhere in code/.
+    expect(loads).toContain('code/load.ts');
+    expect(packageEdges.some((e) => e.to === 'typescript' && e.typeOnly && e.from === 'code/scan.ts')).toBe(true);
+    expect(loads.filter((from) => from !== 'code/load.ts')).toEqual([]);
   });
 
   it('keeps analysis free of presentation', () => {

@@ -1,4 +1,4 @@
-import type { Outcome } from '../sample/sample.js';
+import { zeroOutcomeCounts, type Outcome } from '../sample/sample.js';
 import type { DecodeTarget } from '../store/histogram/codec.js';
 import { addEncodedRollup, isReadableRollup } from '../store/histogram/codec.js';
 import { DenseHistogram } from '../store/histogram/histogram.js';
@@ -31,7 +31,7 @@ export class PatternFold {
   readonly lease = new LeaseReader();
   /** TTL in use (ms) → holds taken with it. */
   readonly ttls = new Map<number, number>();
-  readonly outcomes: Record<Outcome, number> = { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 };
+  readonly outcomes: Record<Outcome, number> = zeroOutcomeCounts();
   readonly hourly: HourlyPoint[] = [];
   count = 0;
   threw = 0;

@@ -1,6 +1,7 @@
 import { TtlAdvisorError } from '../errors.js';
 import type { RedisCommandClient } from '../redis-client.js';
-import { connectionFailureText, nodeOfUrl, noAnswerText, parseRedisUrl, redactUrl, type RedisUrlNode } from '../redis-url.js';
+import { redactUrl } from '../redact-url.js';
+import { connectionFailureText, nodeOfUrl, noAnswerText, parseRedisUrl, type RedisUrlNode } from '../redis-url.js';
 
 /**
  * The `--redis` URL, checked before a command says or opens anything (see

@@ -4,7 +4,8 @@ import type { CompiledTemplate } from '../keys/pattern.js';
 import { ConfirmedPatterns } from '../sample/confirmed.js';
 import { releaseOutcome } from '../sample/outcome.js';
 import { LearnedPatterns } from '../sample/learned-patterns.js';
-import type { LockSample, Outcome, SampleRecorder } from '../sample/sample.js';
+import { zeroOutcomeCounts, type LockSample, type Outcome, type SampleRecorder } from '../sample/sample.js';
+import { stampAndRecord } from '../sample/stamp.js';
 import type { InstrumentStats } from './stats.js';
 import { ByKey } from './by-key.js';
 import { attemptsWith, Hold, type Waiting } from './entries.js';
@@ -56,7 +57,7 @@ export class LockTracker {
   private closed = false;
   readonly counts: Omit<InstrumentStats, 'open' | 'waiting'> = {
     acquired: 0,
-    recorded: { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 },
+    recorded: zeroOutcomeCounts(),
     ignored: 0,
     untracked: 0,
     abandoned: 0,
@@ -287,10 +288,9 @@ export class LockTracker {
   }
 
   private emit(sample: LockSample, key: string): void {
-    if (this.options.templates.length > 0) sample.pattern = this.patternOf(key);
-    if (this.options.instance !== undefined) sample.instance = this.options.instance;
     this.counts.recorded[sample.outcome]++;
-    this.options.recorder.record(sample);
+    const { templates, instance, recorder } = this.options;
+    stampAndRecord(sample, templates.length > 0 ? this.patternOf(key) : undefined, instance, recorder);
   }
 
   private arm(): void {

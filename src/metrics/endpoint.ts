@@ -1,18 +1,13 @@
-import type { Warning } from '../sample/warn-once.js';
 import type { MetricSource } from './instruments.js';
-import { OtelRecorder, type OtelWarningKind } from './otel-recorder.js';
+import type { OtelRecorderOptions } from './otel-options.js';
+import { OtelRecorder } from './otel-recorder.js';
 
-/** Options of {@link startMetricsEndpoint}. */
-export interface MetricsEndpointOptions {
+/** Options of {@link startMetricsEndpoint}: the recorder's `patterns`, `maxPatterns` and `onWarning`, and where to listen. */
+export interface MetricsEndpointOptions extends Pick<OtelRecorderOptions, 'patterns' | 'maxPatterns' | 'onWarning'> {
   port: number;
   /** The interface to listen on. @default all of them, as Prometheus exporters do */
   host?: string;
-  /** Key templates, as the recorder's `patterns`. */
-  patterns?: readonly string[];
-  /** Distinct patterns as attribute values, as the recorder's `maxPatterns`. @default 100 */
-  maxPatterns?: number;
   source: MetricSource;
-  onWarning?: (warning: Warning<OtelWarningKind>) => void;
 }
 
 /** A Prometheus `/metrics` endpoint and the recorder that feeds it. */

@@ -1,16 +1,83 @@
 /**
- * The metrics contract: instrument names, units, attributes and bucket bounds, as documented in
- * docs/metrics.md. Names follow OpenTelemetry's conventions (dotted, unit in `unit`, seconds); an
- * OTel → Prometheus path writes them as `ttl_advisor_lock_hold_duration_bucket` (the SDK's exporter)
- * or `ttl_advisor_lock_hold_duration_seconds_bucket` (the Collector), `ttl_advisor_lock_outcomes_total`.
+ * The metrics contract: instruments, their names, units and bucket bounds, as documented in
+ * docs/metrics.md. Each instrument is written once, in {@link INSTRUMENTS}; every other spelling of its
+ * name is derived here by the rules OpenTelemetry's exporters follow, so the recorder that writes a
+ * series, the PromQL that reads it back and the docs (test/docs/reference.test.ts) cannot drift apart.
+ * Names follow OpenTelemetry's conventions (dotted, unit in `unit`, seconds).
  */
-export const METRIC_NAMES = Object.freeze({
-  hold: 'ttl_advisor.lock.hold.duration',
-  wait: 'ttl_advisor.lock.wait.duration',
-  lateness: 'ttl_advisor.lock.renewal.lateness',
-  outcomes: 'ttl_advisor.lock.outcomes',
-  ttl: 'ttl_advisor.lock.ttl',
-  renamed: 'ttl_advisor.pattern.renamed',
+
+/** One instrument of the contract. */
+export interface InstrumentSpec {
+  /** The OpenTelemetry name: dotted, no unit in it. */
+  readonly name: string;
+  readonly kind: 'histogram' | 'counter' | 'gauge';
+  /** The UCUM unit, as OpenTelemetry takes it: `s`, `1`, or an annotation such as `{lock}`. */
+  readonly unit: string;
+  readonly description: string;
+}
+
+/** Every instrument an `OtelRecorder` makes, by the key the code knows it by. */
+export const INSTRUMENTS = Object.freeze({
+  hold: {
+    name: 'ttl_advisor.lock.hold.duration',
+    kind: 'histogram',
+    unit: 's',
+    description: 'How long a lock was held, from won to released (or seen gone).',
+  },
+  wait: {
+    name: 'ttl_advisor.lock.wait.duration',
+    kind: 'histogram',
+    unit: 's',
+    description: 'How long a caller waited for a lock, from the first attempt to won or given up.',
+  },
+  lateness: { name: 'ttl_advisor.lock.renewal.lateness', kind: 'histogram', unit: 's', description: "How late a lease's renewal came, past its period." },
+  outcomes: {
+    name: 'ttl_advisor.lock.outcomes',
+    kind: 'counter',
+    unit: '{lock}',
+    description: 'Locks by how they ended: released, expired, not_acquired, error, lost.',
+  },
+  ttl: { name: 'ttl_advisor.lock.ttl', kind: 'gauge', unit: 's', description: 'The TTL the locks of a pattern were last taken with.' },
+  renamed: {
+    name: 'ttl_advisor.pattern.renamed',
+    kind: 'gauge',
+    unit: '1',
+    description: 'A pattern exported before a position of it was learned (`pattern`), and the pattern its series are read as (`learned`): 1.',
+  },
+} as const satisfies Record<string, InstrumentSpec>);
+
+export type InstrumentKey = keyof typeof INSTRUMENTS;
+
+/** A frozen object of what `derive` makes of each instrument, keyed and ordered as {@link INSTRUMENTS}. */
+function byInstrument<T>(derive: (spec: InstrumentSpec, key: InstrumentKey) => T): Readonly<Record<InstrumentKey, T>> {
+  const derived = {} as Record<InstrumentKey, T>;
+  for (const key of Object.keys(INSTRUMENTS) as InstrumentKey[]) derived[key] = derive(INSTRUMENTS[key], key);
+  return Object.freeze(derived);
+}
+
+/** Each instrument's OpenTelemetry name. */
+export const METRIC_NAMES = byInstrument((spec) => spec.name) as { readonly [K in InstrumentKey]: (typeof INSTRUMENTS)[K]['name'] };
+
+/** The names an instrument's series get in Prometheus, and what `--prometheus` asks for to find either. */
+export interface SeriesNames {
+  /** Through the SDK's Prometheus exporter (what `watch --metrics-port` serves): no unit suffix. */
+  readonly sdk: string;
+  /** Through the Collector's exporters, which add the unit: `_seconds`, `_ratio`. */
+  readonly collector: string;
+  /** Both, as one RE2 alternative (Prometheus anchors it). */
+  readonly either: string;
+}
+
+/**
+ * The Prometheus spellings of every instrument: dots become underscores, a counter ends in `_total`, and
+ * the Collector adds the unit (`s` → `_seconds`, `1` → `_ratio`; an annotation such as `{lock}` adds none).
+ * A histogram's series add `_bucket`, `_count` and `_sum` to these.
+ */
+export const SERIES_NAMES = byInstrument((spec): SeriesNames => {
+  const base = spec.name.replace(/\./g, '_');
+  const total = spec.kind === 'counter' ? '_total' : '';
+  const unit = spec.unit === 's' ? '_seconds' : spec.unit === '1' ? '_ratio' : '';
+  return Object.freeze({ sdk: `${base}${total}`, collector: `${base}${unit}${total}`, either: unit ? `${base}(?:${unit})?${total}` : `${base}${total}` });
 });
 
 /**
@@ -18,17 +85,13 @@ export const METRIC_NAMES = Object.freeze({
  * `watch --metrics-port` serves). The Collector's exporters add the unit, `_seconds`, to the
  * duration histograms and the gauge: `--prometheus` reads both spellings.
  */
-export const PROMETHEUS_NAMES = Object.freeze({
-  hold: 'ttl_advisor_lock_hold_duration',
-  wait: 'ttl_advisor_lock_wait_duration',
-  lateness: 'ttl_advisor_lock_renewal_lateness',
-  outcomes: 'ttl_advisor_lock_outcomes_total',
-  ttl: 'ttl_advisor_lock_ttl',
-  renamed: 'ttl_advisor_pattern_renamed',
-});
+export const PROMETHEUS_NAMES = byInstrument((_, key) => SERIES_NAMES[key].sdk);
+
+/** The door a sample came through, as the `source` attribute names it. */
+export const METRIC_SOURCES = Object.freeze(['withLock', 'instrument', 'watch'] as const);
 
 /** Which door a sample came through. */
-export type MetricSource = 'withLock' | 'instrument' | 'watch';
+export type MetricSource = (typeof METRIC_SOURCES)[number];
 
 /**
  * Bucket bounds advised for the duration histograms (seconds): 1, 1.5, 2, 3, 4, 5 and 7.5 per decade
@@ -50,6 +113,3 @@ function bucketBounds(): number[] {
   bounds.push(600);
   return [...new Set(bounds)];
 }
-
-/** Distinct patterns an OpenTelemetry recorder names at most; the rest share `{other}`. */
-export const DEFAULT_MAX_METRIC_PATTERNS = 100;

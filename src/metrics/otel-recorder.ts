@@ -1,34 +1,14 @@
-import { createRequire } from 'node:module';
-import { ConfigError } from '../errors.js';
 import type { PatternAlias } from '../keys/miner.js';
-import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN, compileTemplates } from '../keys/pattern.js';
+import { MAX_PATTERN_LENGTH, OVERFLOW_PATTERN } from '../keys/pattern.js';
 import { isTrustedSample, refusalOf } from '../sample/check-sample.js';
 import { LearnedPatterns } from '../sample/learned-patterns.js';
 import { latenessOf } from '../sample/libraries.js';
 import { OUTCOMES, type LockSample, type Outcome, type SampleRecorder } from '../sample/sample.js';
-import { WarnOnce, type Warning } from '../sample/warn-once.js';
+import { WarnOnce } from '../sample/warn-once.js';
 import { truncate } from '../text.js';
-import { DEFAULT_MAX_METRIC_PATTERNS, DURATION_BUCKETS_S, METRIC_NAMES, type MetricSource } from './instruments.js';
-import type { MetricAttributes, OtelCounter, OtelHistogram, OtelMeter, OtelObservableGauge, OtelObservableResult } from './otel-types.js';
-
-/** Options of {@link OtelRecorder}. */
-export interface OtelRecorderOptions {
-  /**
-   * The meter to record with. @default the global meter provider's `ttl-advisor` meter, from the
-   * application's `@opentelemetry/api` (the application sets up the SDK and its exporter).
-   */
-  meter?: OtelMeter;
-  /** Key templates (`order:lock:{id}`), as `SqliteRecorder`'s `patterns`; other keys get `patternOf`'s pattern. */
-  patterns?: readonly string[];
-  /** Distinct patterns named as attribute values at most; further ones are `{other}`. @default 100 */
-  maxPatterns?: number;
-  /** The `source` attribute: the door these samples come through. @default 'withLock' */
-  source?: MetricSource;
-  /** Told once per kind of problem (invalid samples, pattern overflow); a process warning when absent. */
-  onWarning?: (warning: Warning<OtelWarningKind>) => void;
-}
-
-export type OtelWarningKind = 'invalid-sample' | 'pattern-overflow' | 'meter-failed';
+import { DURATION_BUCKETS_S, INSTRUMENTS, METRIC_SOURCES, type MetricSource } from './instruments.js';
+import { resolveOtelOptions, type OtelRecorderOptions, type OtelWarningKind } from './otel-options.js';
+import type { MetricAttributes, OtelCounter, OtelHistogram, OtelObservableGauge, OtelObservableResult } from './otel-types.js';
 
 /** What an {@link OtelRecorder} did with the samples it was given. */
 export interface OtelRecorderStats {
@@ -88,31 +68,24 @@ export class OtelRecorder implements SampleRecorder {
   private readonly counts: OtelRecorderStats = { recorded: 0, dropped: 0, patternOverflow: 0, failed: 0 };
 
   constructor(options: OtelRecorderOptions = {}) {
-    if (options === null || typeof options !== 'object') throw new ConfigError('Expected OtelRecorder options to be an object');
-    const meter = options.meter ?? globalMeter();
-    if (typeof meter?.createHistogram !== 'function') throw new ConfigError('Expected `meter` to be an OpenTelemetry Meter');
-    this.maxPatterns = options.maxPatterns ?? DEFAULT_MAX_METRIC_PATTERNS;
-    if (!Number.isSafeInteger(this.maxPatterns) || this.maxPatterns < 1) throw new ConfigError(`Expected \`maxPatterns\` to be an integer ≥ 1, got \`${String(options.maxPatterns)}\``);
-    this.source = options.source ?? 'withLock';
-    this.sourceIndex = SOURCES.indexOf(this.source);
-    if (this.sourceIndex < 0) throw new ConfigError(`Expected \`source\` to be one of ${SOURCES.join(', ')}, got \`${String(options.source)}\``);
-    const templates = compileTemplates(options.patterns ?? []);
+    const { meter, maxPatterns, source, templates, onWarning } = resolveOtelOptions(options);
+    this.maxPatterns = maxPatterns;
+    this.source = source;
+    this.sourceIndex = METRIC_SOURCES.indexOf(source);
     // A position learned renames nothing already exported: a series' name never changes under a dashboard. A lock keyed by
     // names shows under its first names (at most `literalValues` of the miner) until its position is learned, then under
     // its pattern; a Prometheus source reads them back as one (see `learnNames`).
     this.patternOf = new LearnedPatterns(templates, (aliases) => this.rename(aliases));
-    this.warnings = new WarnOnce<OtelWarningKind>(undefined, options.onWarning);
+    this.warnings = new WarnOnce<OtelWarningKind>(undefined, onWarning);
     const advice = { explicitBucketBoundaries: [...DURATION_BUCKETS_S] };
-    this.hold = meter.createHistogram(METRIC_NAMES.hold, { unit: 's', description: 'How long a lock was held, from won to released (or seen gone).', advice });
-    this.wait = meter.createHistogram(METRIC_NAMES.wait, { unit: 's', description: 'How long a caller waited for a lock, from the first attempt to won or given up.', advice });
-    this.lateness = meter.createHistogram(METRIC_NAMES.lateness, { unit: 's', description: "How late a lease's renewal came, past its period.", advice });
-    this.outcomes = meter.createCounter(METRIC_NAMES.outcomes, { unit: '{lock}', description: 'Locks by how they ended: released, expired, not_acquired, error, lost.' });
-    this.ttl = meter.createObservableGauge(METRIC_NAMES.ttl, { unit: 's', description: 'The TTL the locks of a pattern were last taken with.' });
+    const { hold, wait, lateness, outcomes, ttl, renamed } = INSTRUMENTS;
+    this.hold = meter.createHistogram(hold.name, { unit: hold.unit, description: hold.description, advice });
+    this.wait = meter.createHistogram(wait.name, { unit: wait.unit, description: wait.description, advice });
+    this.lateness = meter.createHistogram(lateness.name, { unit: lateness.unit, description: lateness.description, advice });
+    this.outcomes = meter.createCounter(outcomes.name, { unit: outcomes.unit, description: outcomes.description });
+    this.ttl = meter.createObservableGauge(ttl.name, { unit: ttl.unit, description: ttl.description });
     this.ttl.addCallback(this.observeTtl);
-    this.renamed = meter.createObservableGauge(METRIC_NAMES.renamed, {
-      unit: '1',
-      description: 'A pattern exported before a position of it was learned (`pattern`), and the pattern its series are read as (`learned`): 1.',
-    });
+    this.renamed = meter.createObservableGauge(renamed.name, { unit: renamed.unit, description: renamed.description });
     this.renamed.addCallback(this.observeRenames);
   }
 
@@ -195,17 +168,5 @@ export class OtelRecorder implements SampleRecorder {
   }
 }
 
-const SOURCES: readonly MetricSource[] = ['withLock', 'instrument', 'watch'];
 /** Renames exported at most (a miner makes at most `literalValues` per position it learns). */
 const MAX_EXPORTED_RENAMES = 10_000;
-
-/** The application's global meter, from its `@opentelemetry/api`: loaded here, when the recorder is made, and only then. */
-function globalMeter(): OtelMeter {
-  let api: { metrics: { getMeter(name: string): OtelMeter } };
-  try {
-    api = createRequire(import.meta.url)('@opentelemetry/api') as typeof api;
-  } catch (error) {
-    throw new ConfigError('OtelRecorder needs @opentelemetry/api (npm install @opentelemetry/api and set up the SDK), or a `meter`', { cause: error });
-  }
-  return api.metrics.getMeter('ttl-advisor');
-}

@@ -13,6 +13,11 @@ export type Outcome = 'released' | 'expired' | 'not_acquired' | 'error' | 'lost'
 /** The outcomes in the order of their integer codes. */
 export const OUTCOMES: readonly Outcome[] = Object.freeze(['released', 'expired', 'not_acquired', 'error', 'lost']);
 
+/** A count per outcome, each 0: a fresh object each call, since its counts are then added to (written out, so every one has one shape). */
+export function zeroOutcomeCounts(): Record<Outcome, number> {
+  return { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 };
+}
+
 /** Integer code of each outcome (in a raw row: `flags & 3`, with `lost` stored as 1 plus `raw_samples.lost`). */
 export const OUTCOME_CODE: Readonly<Record<Outcome, number>> = Object.freeze({
   released: 0,

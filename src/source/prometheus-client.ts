@@ -1,8 +1,8 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { readFileSync } from 'node:fs';
-import { TtlAdvisorError } from '../errors.js';
-import { redactHttpUrl } from './http-url.js';
+import { PrometheusError } from '../errors.js';
+import { redactUrl } from '../redact-url.js';
 
 /**
  * A small client for the Prometheus HTTP API (`/api/v1/query`, `/api/v1/query_range`), which Thanos
@@ -24,19 +24,6 @@ export interface PrometheusClientOptions {
   caFile?: string | undefined;
   /** Each request's limit (ms). @default 30_000 */
   timeoutMs?: number | undefined;
-}
-
-/** Prometheus could not be asked, or did not answer as Prometheus: the message is one line and names no credential. */
-export class PrometheusError extends TtlAdvisorError {
-  override readonly name = 'PrometheusError';
-  constructor(
-    /** The URL as it may be shown (credentials redacted). */
-    readonly url: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /** A sample of a native histogram as the API writes it: bucket boundaries and counts are strings. */
@@ -69,7 +56,7 @@ export class PrometheusClient {
   private readonly sent: string | undefined;
 
   constructor(options: PrometheusClientOptions) {
-    this.displayUrl = redactHttpUrl(options.url);
+    this.displayUrl = redactUrl(options.url);
     let base: URL;
     try {
       base = new URL(options.url);

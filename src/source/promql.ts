@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { SERIES_NAMES } from '../metrics/instruments.js';
 
 /**
  * The PromQL that `--prometheus` sends, built in one place. Metric names are ours (both the SDK
@@ -20,12 +21,13 @@ export interface MetricNames {
   renamed?: string;
 }
 
+/** Ours: each spelling an exporter may have given our instruments (the one table of them is metrics/instruments.ts). */
 export const OUR_METRICS: Readonly<Required<MetricNames>> = Object.freeze({
-  hold: 'ttl_advisor_lock_hold_duration(?:_seconds)?',
-  wait: 'ttl_advisor_lock_wait_duration(?:_seconds)?',
-  outcomes: 'ttl_advisor_lock_outcomes_total',
-  ttl: 'ttl_advisor_lock_ttl(?:_seconds)?',
-  renamed: 'ttl_advisor_pattern_renamed(?:_ratio)?',
+  hold: SERIES_NAMES.hold.either,
+  wait: SERIES_NAMES.wait.either,
+  outcomes: SERIES_NAMES.outcomes.either,
+  ttl: SERIES_NAMES.ttl.either,
+  renamed: SERIES_NAMES.renamed.either,
 });
 
 /** The names for `--metric <name>`: a team's own hold-time histogram in seconds (`_bucket`, `_count`, `_sum`, or native). */

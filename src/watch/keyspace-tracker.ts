@@ -1,7 +1,7 @@
-import { ConfirmedPatterns } from '../sample/confirmed.js';
+import { BoundedSet, ConfirmedPatterns } from '../sample/confirmed.js';
 import { LearnedPatterns } from '../sample/learned-patterns.js';
 import type { LeaseLibrary, LockSample, Outcome } from '../sample/sample.js';
-import { BoundedSet } from './bounded-set.js';
+import { stampAndRecord } from '../sample/stamp.js';
 import { bullmqPatternOf, isLibraryNonLock, leaseLibraryOf } from './lease-keys.js';
 import { RenewalTiming, renewalOf } from './renewal-timing.js';
 import { zeroCounts, type KeyspaceTrackerOptions, type WatchStats } from './tracker-options.js';
@@ -299,9 +299,8 @@ export class KeyspaceTracker {
       this.counts.unconfirmed++;
     } else this.counts.recorded[outcome]++;
     // Given where the recorder's heuristics would name it otherwise (a template, BullMQ's job locks).
-    if (this.options.templates.length > 0 || o.library === 'bullmq') sample.pattern = pattern;
-    if (this.options.instance !== undefined) sample.instance = this.options.instance;
-    this.options.recorder.record(sample);
+    const { templates, instance, recorder } = this.options;
+    stampAndRecord(sample, templates.length > 0 || o.library === 'bullmq' ? pattern : undefined, instance, recorder);
   }
 
   private patternOf(key: string): string {

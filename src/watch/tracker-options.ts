@@ -1,5 +1,5 @@
 import type { CompiledTemplate } from '../keys/pattern.js';
-import type { Outcome, SampleRecorder } from '../sample/sample.js';
+import { zeroOutcomeCounts, type Outcome, type SampleRecorder } from '../sample/sample.js';
 
 /** What the keyspace tracker (keyspace-tracker.ts) counts and is given, apart from how it works. */
 
@@ -32,7 +32,7 @@ export interface WatchStats {
 export function zeroCounts(): Omit<WatchStats, 'open'> {
   return {
     events: 0,
-    recorded: { released: 0, expired: 0, not_acquired: 0, error: 0, lost: 0 },
+    recorded: zeroOutcomeCounts(),
     notLocks: 0,
     ignored: 0,
     unconfirmed: 0,

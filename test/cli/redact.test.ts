@@ -1,22 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '../../src/redis-url.js';
 import { built } from '../helpers/built.js';
 import { runCli } from '../helpers/cli.js';
 
 describe('Redis URLs in messages', () => {
-  it.each([
-    ['redis://ops:hunter2@127.0.0.1:6379/0', 'redis://ops:***@127.0.0.1:6379/0'],
-    ['rediss://:hunter2@cache.internal:6380', 'rediss://:***@cache.internal:6380'],
-    ['redis://hunter2@127.0.0.1', 'redis://***@127.0.0.1'],
-    ['redis://ops:hun/ter#2@127.0.0.1:6379', 'redis://ops:***@127.0.0.1:6379'],
-    ['redis://ops:p@ss@127.0.0.1:6379', 'redis://ops:***@127.0.0.1:6379'],
-    ['redis://127.0.0.1:6379/0?password=hunter2&db=1', 'redis://127.0.0.1:6379/0?password=***&db=1'],
-    ['redis://127.0.0.1:6379?db=1&PASSWORD=hunter2', 'redis://127.0.0.1:6379?db=1&PASSWORD=***'],
-    ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379'],
-  ])('%s → %s', (url, shown) => {
-    expect(redactUrl(url)).toBe(shown);
-  });
-
   it('no command prints a password, whichever form it takes', async () => {
     for (const url of ['redis://127.0.0.1:1/0?password=hunter2', 'redis://ops:hun/ter#2@127.0.0.1:1']) {
       for (const args of [['locks', '--redis', url], ['collect', '--redis', url, '--db', '/nonexistent/x.db']]) {

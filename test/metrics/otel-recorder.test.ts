@@ -5,7 +5,7 @@ import { metrics } from '@opentelemetry/api';
 import { DataPointType, MeterProvider, MetricReader, type DataPoint, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DURATION_BUCKETS_S, METRIC_NAMES, OtelRecorder, SqliteRecorder, instrument, withLock, type LockSample, type OtelWarningKind } from '../../src/index.js';
+import { ConfigError, DURATION_BUCKETS_S, METRIC_NAMES, OTEL_RECORDER_DEFAULTS, OtelRecorder, SqliteRecorder, instrument, withLock, type LockSample, type OtelWarningKind } from '../../src/index.js';
 import { queryDb } from '../helpers/db.js';
 
 /** A reader the test collects from when it wants: what an exporter would be handed. */
@@ -141,5 +141,21 @@ describe('OtelRecorder: metrics out through OpenTelemetry', () => {
     } finally {
       metrics.disable();
     }
+  });
+
+  it('checks its options at the boundary, naming the option; the defaults are one frozen object', () => {
+    const { meter } = setUp();
+    expect(OTEL_RECORDER_DEFAULTS).toEqual({ maxPatterns: 100, source: 'withLock' });
+    expect(Object.isFrozen(OTEL_RECORDER_DEFAULTS)).toBe(true);
+    const refusals: [object, string][] = [
+      [{ meter: {} }, 'Expected `meter` to be an OpenTelemetry Meter, got `[object Object]`'],
+      [{ meter, maxPatterns: 0 }, 'Expected `maxPatterns` to be a positive integer, got `0`'],
+      [{ meter, source: 'cron' }, 'Expected `source` to be one of withLock, instrument, watch, got `"cron"`'],
+      [{ meter, patterns: 'a:{id}' }, 'Expected `patterns` to be an array of strings, got `"a:{id}"`'],
+      [{ meter, onWarning: 'log' }, 'Expected `onWarning` to be a function, got `"log"`'],
+    ];
+    for (const [options, message] of refusals) expect(() => new OtelRecorder(options as never), message).toThrow(new ConfigError(message));
+    // The control: the same options, valid, are taken.
+    expect(() => new OtelRecorder({ meter, maxPatterns: 1, source: 'watch', patterns: ['a:{id}'], onWarning: () => {} }).close()).not.toThrow();
   });
 });

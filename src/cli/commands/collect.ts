@@ -4,7 +4,7 @@ import { defaultInstanceId } from '../../token.js';
 import { COLLECTOR_DEFAULTS, StreamCollector } from '../../fleet/collector.js';
 import { nonEmpty, positiveNumber } from '../args.js';
 import { lineWriter, type Io } from '../io.js';
-import { redactUrl } from '../../redis-url.js';
+import { redactUrl } from '../../redact-url.js';
 import { connectRedis, requireRedisUrl } from '../redis.js';
 
 interface CollectCommandOptions {

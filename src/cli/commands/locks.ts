@@ -4,7 +4,7 @@ import { listLocks } from '../../inspect/locks.js';
 import { positiveNumber } from '../args.js';
 import type { Io } from '../io.js';
 import { renderLocksJson, renderLocksText } from '../output/locks.js';
-import { redactUrl } from '../../redis-url.js';
+import { redactUrl } from '../../redact-url.js';
 import { connectRedis, requireRedisUrl } from '../redis.js';
 
 interface LocksCommandOptions {

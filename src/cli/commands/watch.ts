@@ -12,7 +12,8 @@ import { MAX_DB_INDEX } from '../../watch/options.js';
 import { KeyspaceWatcher, WATCH_DEFAULTS } from '../../watch/watcher.js';
 import { collect, positiveNumber } from '../args.js';
 import { lineWriter, type Io } from '../io.js';
-import { parseRedisUrl, redactUrl } from '../../redis-url.js';
+import { redactUrl } from '../../redact-url.js';
+import { parseRedisUrl } from '../../redis-url.js';
 import { connectRedis, requireRedisUrl } from '../redis.js';
 
 interface WatchCommandOptions {
