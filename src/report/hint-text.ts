@@ -46,7 +46,7 @@ export function hintText(hint: Hint): string {
     }
     case 'incomplete':
       return (
-        `Counts are lower bounds: \`ttl-advisor watch\` missed notifications in ${hint.hours} hour(s) of this pattern (see the gaps), ` +
+        `Counts are lower bounds: \`ttl-advisor watch\` lost sight of locks in ${hint.hours} hour(s) of this pattern (see the gaps), ` +
         'so locks of those hours may be missing. The percentiles stand on the locks that were seen.'
       );
   }
@@ -59,8 +59,11 @@ export function gapText(gap: Analysis['gaps'][number]): string {
       ? "Redis closed the watcher's notification connection (its pubsub output-buffer limit: notifications came faster than they were read)"
       : gap.reason === 'stopped-while-down'
         ? 'the watcher stopped while its connection was down'
-        : 'the connection to Redis was lost';
-  const held = gap.openHolds > 0 ? `; ${formatCount(gap.openHolds)} lock(s) held then were not followed to their end` : '';
+        : gap.reason === 'open-limit'
+          ? 'the watcher followed as many open locks as it may and took no new one until one ended (keys set and never deleted?)'
+          : 'the connection to Redis was lost';
+  const lost = gap.reason === 'open-limit' ? 'lock(s) taken meanwhile were not recorded' : 'lock(s) held then were not followed to their end';
+  const held = gap.openHolds > 0 ? `; ${formatCount(gap.openHolds)} ${lost}` : '';
   const span = gap.toMs - gap.fromMs < 60_000 ? `${((gap.toMs - gap.fromMs) / 1000).toFixed(1)} s` : formatSpan(gap.toMs - gap.fromMs);
   return `${gap.source} (${gap.instance}), from ${formatTime(gap.fromMs)} for ${span}: ${why}${held}.`;
 }
@@ -99,7 +102,7 @@ export function warningText(warning: AnalysisWarning): string {
     case 'gaps': {
       const more = warning.count > warning.gaps.length ? ` (and ${warning.count - warning.gaps.length} more)` : '';
       return (
-        `Not every lock was seen: \`ttl-advisor watch\` missed notifications ${warning.count} time(s)${more}, so the counts of the hours they touch ` +
+        `Not every lock was seen: \`ttl-advisor watch\` lost sight of locks ${warning.count} time(s)${more}, so the counts of the hours they touch ` +
         `(up to ${warning.hours} per pattern, marked in each pattern) are lower bounds. ${warning.gaps.map(gapText).join(' ')}`
       );
     }

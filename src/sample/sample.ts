@@ -138,7 +138,7 @@ export interface RecorderStats {
  * of the hours it touches are lower bounds, and reports say so.
  */
 export interface ObservationGap {
-  /** What was not seen: a watched node, `host:port`. */
+  /** What was not seen: a watched node, `host:port`; for `open-limit`, the limit (`--max-open 100000`). */
   source: string;
   /** Epoch ms from which notifications may have been lost (up to then, every notification published had been read). */
   fromMs: number;
@@ -146,7 +146,7 @@ export interface ObservationGap {
   toMs: number;
   /** Why, as far as the door could tell. */
   reason: GapReason;
-  /** Locks held at the loss whose end will not be seen (not recorded). */
+  /** Locks held at the loss whose end will not be seen (not recorded); for `open-limit`, the locks not recorded while it lasted. */
   openHolds: number;
   /** Which process saw the gap; the recorder's own instance id when absent. */
   instance?: string | undefined;
@@ -156,9 +156,11 @@ export interface ObservationGap {
  * - `output-buffer-limit`: Redis closed the subscriber while it stayed up: most likely the pubsub
  *   output-buffer limit (notifications came faster than they were read);
  * - `connection-lost`: the connection dropped and Redis did not answer (down, restarted, network);
- * - `stopped-while-down`: the watcher stopped before it could subscribe again.
+ * - `stopped-while-down`: the watcher stopped before it could subscribe again;
+ * - `open-limit`: the watcher followed its most open locks (`maxOpen`) and recorded no new one until
+ *   one ended (`openHolds`: the locks it did not record meanwhile).
  */
-export type GapReason = 'output-buffer-limit' | 'connection-lost' | 'stopped-while-down';
+export type GapReason = 'output-buffer-limit' | 'connection-lost' | 'stopped-while-down' | 'open-limit';
 
 /**
  * Anything a door (the lock, `instrument`, `watch`) reports its samples to.

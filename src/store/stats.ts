@@ -36,6 +36,11 @@ export interface DatabaseStats {
   rawDropped: number;
   /** The earliest time a recorder still finds the file at its size limit: raw rows stop, rollups go on. */
   rawFullSinceMs: number | undefined;
+  /**
+   * Stretches in which a watcher could not see every lock (schema ≥ 7), by reason, and the locks they cost: held
+   * then and not followed to their end, or (`open-limit`) taken meanwhile and not recorded.
+   */
+  gaps: { count: number; byReason: Record<string, number>; locksNotRecorded: number };
 }
 
 export interface RecorderRow {
@@ -88,6 +93,7 @@ export function databaseStats(path: string, recentHourCount = 6): DatabaseStats 
     const names = db.prepare('SELECT pattern FROM patterns').pluck().all() as string[];
     const { learned } = learnNames(names, readAliases(db));
     const full = recorders.map((r) => r.rawFullMs).filter((ms): ms is number => ms !== undefined);
+    const gapRows = schemaVersion >= 7 ? (db.prepare('SELECT reason, count(*) AS n, sum(open_holds) AS holds FROM gaps GROUP BY reason ORDER BY reason').all() as { reason: string; n: number; holds: number }[]) : [];
     return {
       path,
       schemaVersion,
@@ -109,6 +115,11 @@ export function databaseStats(path: string, recentHourCount = 6): DatabaseStats 
       dropped: recorders.reduce((sum, r) => sum + r.dropped, 0),
       rawDropped: recorders.reduce((sum, r) => sum + r.rawDropped, 0),
       rawFullSinceMs: full.length > 0 ? Math.min(...full) : undefined,
+      gaps: {
+        count: gapRows.reduce((n, r) => n + r.n, 0),
+        byReason: Object.fromEntries(gapRows.map((r) => [r.reason, r.n])),
+        locksNotRecorded: gapRows.reduce((n, r) => n + r.holds, 0),
+      },
     };
   } finally {
     db.close();

@@ -76,6 +76,8 @@ export class KeyspaceTracker {
   private awaiting = 0;
   /** Per node, a HINCRBY on a key not held, when it is the node's last notification: a hash lock if its PEXPIRE is next. */
   private readonly hashTaken = new Map<string, { id: string; atMs: number }>();
+  /** Since when `maxOpen` locks have been open, and the new ones not followed since. */
+  private atLimit: { fromMs: number; dropped: number } | undefined;
   readonly counts = zeroCounts();
 
   constructor(private readonly options: KeyspaceTrackerOptions) {
@@ -159,12 +161,20 @@ export class KeyspaceTracker {
 
   /** Stops: holds still open are not recorded (their end is unknown); returns how many. */
   close(): number {
+    this.endLimitStretch();
     const n = this.open.size;
     this.open.clear();
     this.counts.unknownTtl += this.awaiting;
     this.awaitingTtl.clear();
     this.awaiting = 0;
     return n;
+  }
+
+  private endLimitStretch(): void {
+    const stretch = this.atLimit;
+    if (!stretch) return;
+    this.atLimit = undefined;
+    this.options.onOpenLimit?.({ ...stretch, endedMs: Date.now() });
   }
 
   private start(id: string, node: string, db: number, latin1Key: string, event: 'set' | 'hincrby', nowMs: number): void {
@@ -174,8 +184,16 @@ export class KeyspaceTracker {
     if (isLibraryNonLock(shown)) return;
     if (this.open.size >= this.options.maxOpen) {
       this.counts.dropped++;
+      this.counts.droppedAtLimit++;
+      if (!this.atLimit) {
+        this.atLimit = { fromMs: Date.now(), dropped: 0 };
+        this.options.onOpenLimit?.({ fromMs: this.atLimit.fromMs, dropped: 0 });
+      }
+      this.atLimit.dropped++;
       return;
     }
+    // Room again: the stretch in which locks went unfollowed is over.
+    this.endLimitStretch();
     const o: Open = {
       id,
       node,

@@ -26,6 +26,8 @@ export interface WatchStats {
   dropped: number;
   /** Of `dropped`, those open across a lost connection (their end was not seen). */
   droppedInGaps: number;
+  /** Of `dropped`, locks taken while `maxOpen` were open: never followed (each stretch is recorded as an `open-limit` gap). */
+  droppedAtLimit: number;
 }
 
 /** The tracker's counters at its start: all but `open`, which it reads off its holds. */
@@ -39,6 +41,7 @@ export function zeroCounts(): Omit<WatchStats, 'open'> {
     unknownTtl: 0,
     dropped: 0,
     droppedInGaps: 0,
+    droppedAtLimit: 0,
   };
 }
 
@@ -56,4 +59,9 @@ export interface KeyspaceTrackerOptions {
   keepUnconfirmed?: boolean;
   /** Reads a key's PTTL on the node it lives on: `key` is as shown, `keyBytes` the exact bytes to send. */
   readTtl: (node: string, db: number, key: string, keyBytes: Buffer) => Promise<number>;
+  /**
+   * `maxOpen` locks are open: a stretch in which new locks are not followed began (`atLimit` without
+   * `endedMs`), or ended, with the locks it cost (a lock ended and made room, or the tracker closed).
+   */
+  onOpenLimit?: (stretch: { fromMs: number; endedMs?: number; dropped: number }) => void;
 }

@@ -112,7 +112,7 @@ describe('ttl-advisor watch: what Redis dropped (item 2)', () => {
     }
     expect(renderMarkdown(analysis)).toMatch(/\| ≥ [\d,]+ \|/);
     const said = warningSentences(analysis).join(' ');
-    expect(said).toMatch(/Not every lock was seen: `ttl-advisor watch` missed notifications 1 time\(s\)/);
+    expect(said).toMatch(/Not every lock was seen: `ttl-advisor watch` lost sight of locks 1 time\(s\)/);
     expect(said).toMatch(/Redis closed the watcher's notification connection \(its pubsub output-buffer limit/);
     // The locks taken while the watcher was stopped are not invented: their pattern is not there at all.
     expect(analysis.patterns.map((p) => p.pattern.split(':')[0]).sort()).toEqual(['after', 'before']);

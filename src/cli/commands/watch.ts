@@ -28,6 +28,7 @@ interface WatchCommandOptions {
   progressMs: number;
   metricsPort?: number;
   metricsHost?: string;
+  maxOpen: number;
 }
 
 /** `ttl-advisor watch`: every lock in a Redis, from its keyspace notifications, until SIGTERM/SIGINT. */
@@ -43,6 +44,7 @@ export function registerWatch(program: Command, io: Io): void {
     .option('--patterns <template...>', 'pattern templates such as order:lock:product:{id}, tried before the patterns learned from the keys', collect)
     .option('--instance <name>', 'name of this watcher in the data (default: host:pid)', nonBlank('--instance', 'a name'))
     .option('--configure', 'set the missing notify-keyspace-events classes, and restore the previous setting on exit')
+    .option('--max-open <n>', 'locks followed at once; beyond, new locks are dropped, counted and recorded as a gap', wholeNumber('--max-open'), WATCH_DEFAULTS.maxOpen)
     .option('--progress-ms <ms>', 'how often to report progress on stderr', positiveNumber('--progress-ms'), 10_000)
     .option('--metrics-port <port>', 'serve Prometheus metrics at http://<host>:<port>/metrics (with neither --db nor --stream, no file is written)', portNumber)
     .option('--metrics-host <host>', 'the interface --metrics-port listens on (default: all)', nonBlank('--metrics-host', 'a host name or address'))
@@ -89,6 +91,7 @@ export function registerWatch(program: Command, io: Io): void {
           ...(options.patterns && { patterns: options.patterns }),
           ...(options.instance && { instance: options.instance }),
           configure: options.configure === true,
+          maxOpen: options.maxOpen,
           onNotice: (message) => say.line(message),
         });
         if (options.stream !== undefined) {
@@ -136,6 +139,7 @@ export function registerWatch(program: Command, io: Io): void {
             `stopped: ${locks} locks recorded (${stats.recorded.released} released, ${stats.recorded.expired} expired, ${stats.recorded.lost} lost); ` +
               `${stats.unconfirmed ? `${stats.unconfirmed} ${stats.unconfirmed === 1 ? 'expiry' : 'expiries'} on patterns never released recorded apart; ` : ''}` +
               `${abandoned} open at exit and ${stats.droppedInGaps} open across a lost connection not recorded` +
+              `${stats.droppedAtLimit ? `, ${stats.droppedAtLimit} taken while --max-open locks were open not recorded (recorded as gaps)` : ''}` +
               `${stats.unknownTtl ? `, ${stats.unknownTtl} gone before their TTL could be read` : ''}` +
               (closed ? `; written ${closed.written}, dropped ${closed.dropped}` : '') +
               (metrics ? `; metrics: ${metrics.recorder.stats().recorded} recorded, ${metrics.recorder.stats().dropped} dropped` : ''),
@@ -177,6 +181,14 @@ function nonBlank(name: string, what: string) {
 }
 
 /** `--db-index`: a database number Redis could have (0 to 2^31 − 1), written in digits. */
+function wholeNumber(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new TtlAdvisorError(`Expected ${name} to be a whole number > 0, got ${JSON.stringify(value)}`);
+    return n;
+  };
+}
+
 function databaseNumber(value: string): number {
   if (!/^\d+$/.test(value.trim())) throw new TtlAdvisorError(`Expected --db-index to be a database number, got ${JSON.stringify(value)}`);
   const n = Number(value);

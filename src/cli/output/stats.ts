@@ -16,6 +16,14 @@ function droppedNote(s: DatabaseStats): string {
   return s.schemaVersion < 2 ? ' (not recorded by this file’s version)' : ' (no recorder’s counters: no recorder wrote this file)';
 }
 
+/** Why a watcher lost sight of locks, in a word or three (the report says it at length). */
+const GAP_REASONS: Readonly<Record<string, string>> = {
+  'output-buffer-limit': 'at the pubsub output-buffer limit',
+  'connection-lost': 'connection lost',
+  'stopped-while-down': 'stopped while down',
+  'open-limit': 'at --max-open',
+};
+
 /** `ttl-advisor stats` for people. */
 export function renderStatsText(all: readonly DatabaseStats[]): string {
   return all
@@ -30,6 +38,10 @@ export function renderStatsText(all: readonly DatabaseStats[]): string {
         `  time range       ${s.firstMs === undefined ? 'no samples yet' : `${formatTime(s.firstMs)} → ${formatTime(s.lastMs!)}`}`,
         `  dropped          ${formatCount(s.dropped)}${droppedNote(s)}`,
       ];
+      if (s.gaps.count > 0) {
+        const reasons = Object.entries(s.gaps.byReason).map(([reason, n]) => `${formatCount(n)} ${GAP_REASONS[reason] ?? reason}`);
+        lines.push(`  gaps             ${formatCount(s.gaps.count)} (${reasons.join(', ')}): ${formatCount(s.gaps.locksNotRecorded)} lock(s) not recorded; the hours they touch count lower bounds`);
+      }
       if (s.rawDropped > 0) lines.push(`  raw rows dropped ${formatCount(s.rawDropped)} (the rollups still count every lock)`);
       if (s.rawFullSinceMs !== undefined) {
         lines.push(`  raw rows stopped since ${formatTime(s.rawFullSinceMs)}: the file reached maxDatabaseBytes; rollups go on`);
