@@ -5,14 +5,11 @@
  * them alike and the analysis knows no presentation.
  */
 
-/** A note on one pattern's data. */
+/**
+ * A note on one pattern's data that is no finding of its decision: what bears on reading the numbers.
+ * Expirations, too few hold times and contention are findings (`Decision.findings`), said once, there.
+ */
 export type Hint =
-  /** Locks expired while the critical section still ran: another instance could enter. */
-  | { kind: 'expired'; expired: number }
-  /** Too few hold times for a p99 claim at 95 % confidence. */
-  | { kind: 'too-few-samples'; holdCount: number; neededCount: number }
-  /** Long waits or failed acquisitions: the key is probably too broad. `notAcquiredRate` is a fraction (0.029 = 2.9 %). */
-  | { kind: 'contended'; waitP99Ms: number; notAcquiredRate: number }
   /** Locks that vanished before their TTL could have run out (deleted by someone else, lost by Redis). */
   | { kind: 'lost'; lost: number }
   /** Locks extended while held, out of `count` attempts: for them the TTL is not the hold budget. */
@@ -89,26 +86,16 @@ export interface HeldData {
 /** The figures of one pattern its hints are drawn from. */
 export interface HintFigures {
   count: number;
-  holdCount: number;
-  /** Hold times needed for a p99 claim. */
-  neededCount: number;
-  expired: number;
   lost: number;
-  contended: boolean;
-  waitP99Ms: number;
-  notAcquiredRate: number;
   waitCount: number;
   extended: number;
   extensions: number;
   ttl: { minMs: number; maxMs: number };
 }
 
-/** One pattern's hints, in the order reports list them: expirations first. */
+/** One pattern's hints, in the order reports list them. */
 export function patternHints(f: HintFigures): Hint[] {
   const hints: Hint[] = [];
-  if (f.expired > 0) hints.push({ kind: 'expired', expired: f.expired });
-  if (f.holdCount < f.neededCount) hints.push({ kind: 'too-few-samples', holdCount: f.holdCount, neededCount: f.neededCount });
-  if (f.contended) hints.push({ kind: 'contended', waitP99Ms: f.waitP99Ms, notAcquiredRate: f.notAcquiredRate });
   if (f.lost > 0) hints.push({ kind: 'lost', lost: f.lost });
   if (f.extended > 0) hints.push({ kind: 'extended', extended: f.extended, extensions: f.extensions, count: f.count });
   if (f.waitCount < f.count) hints.push({ kind: 'waits-unknown', waitCount: f.waitCount, count: f.count });

@@ -142,21 +142,8 @@ export function patternFigures(pattern: string, rows: readonly HourRow[], policy
 
   const notAcquiredRate = count > 0 ? outcomes.not_acquired / count : 0;
   const contended = waitP99Ms > CONTENTION_WAIT_P99_MS || notAcquiredRate > CONTENTION_NOT_ACQUIRED_RATE;
-  // A lease's expirations and extensions are its findings' (lease-at-risk, the renewals), not hints beside them.
-  const hints = patternHints({
-    count,
-    holdCount,
-    neededCount: MIN_SAMPLES_FOR_P99,
-    expired: outcomes.expired,
-    lost: outcomes.lost,
-    contended,
-    waitP99Ms,
-    notAcquiredRate,
-    waitCount: wait.totalCount,
-    extended,
-    extensions,
-    ttl,
-  }).filter((h) => !leaseAnalysis || (h.kind !== 'expired' && h.kind !== 'extended'));
+  // A lease's extensions are its renewals, a finding of its own (`lease`), not a hint beside it.
+  const hints = patternHints({ count, lost: outcomes.lost, waitCount: wait.totalCount, extended, extensions, ttl }).filter((h) => !leaseAnalysis || h.kind !== 'extended');
 
   const summary: PatternFigures = {
     pattern,

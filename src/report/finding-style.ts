@@ -27,7 +27,7 @@ export interface FindingPlaces {
  * (`verdict-style.ts`).
  */
 export const FINDING_PLACES: Readonly<Record<Finding['kind'], FindingPlaces>> = Object.freeze({
-  expired: { markdownNote: false, htmlSection: false, checkFine: false, annotation: 'recommends' },
+  expired: { markdownNote: false, htmlSection: true, checkFine: false, annotation: 'recommends' },
   'too-short': { markdownNote: false, htmlSection: false, checkFine: false, annotation: 'recommends' },
   'too-long': { markdownNote: false, htmlSection: false, checkFine: false, annotation: 'recommends' },
   'below-floor': { markdownNote: false, htmlSection: false, checkFine: false, annotation: 'recommends' },
@@ -37,9 +37,9 @@ export const FINDING_PLACES: Readonly<Record<Finding['kind'], FindingPlaces>> = 
   tail: { markdownNote: true, htmlSection: true, checkFine: 'lists', annotation: 'recommends', okTitle: 'holds beyond the rule' },
   'unseen-expirations': { markdownNote: true, htmlSection: true, checkFine: 'lists', annotation: 'sentence', okTitle: 'expirations not seen to end' },
   censored: { markdownNote: true, htmlSection: true, checkFine: 'lists', annotation: 'sentence' },
-  resolved: { markdownNote: false, htmlSection: false, checkFine: 'lists', annotation: 'sentence' },
+  resolved: { markdownNote: false, htmlSection: true, checkFine: 'lists', annotation: 'sentence' },
   'deploy-pending': { markdownNote: false, htmlSection: false, checkFine: 'says', annotation: 'sentence' },
-  contended: { markdownNote: true, htmlSection: false, checkFine: false, annotation: 'sentence', okTitle: 'contended' },
+  contended: { markdownNote: true, htmlSection: true, checkFine: false, annotation: 'sentence', okTitle: 'contended' },
   lease: { markdownNote: true, htmlSection: true, checkFine: 'lists', annotation: 'sentence' },
   'lease-at-risk': { markdownNote: true, htmlSection: true, checkFine: false, annotation: 'recommends', okTitle: 'late renewals' },
   'lease-too-long': { markdownNote: true, htmlSection: true, checkFine: false, annotation: 'recommends' },

@@ -15,15 +15,6 @@ const percent = (fraction: number) => (fraction * 100).toFixed(1);
 /** One hint about a pattern, as a sentence. */
 export function hintText(hint: Hint): string {
   switch (hint.kind) {
-    case 'expired':
-      return `${hint.expired} lock(s) expired while the critical section still ran: another instance could enter.`;
-    case 'too-few-samples':
-      return `${hint.holdCount} hold-time sample(s); ${hint.neededCount} are needed before p99 means anything at 95 % confidence.`;
-    case 'contended':
-      return (
-        `Contended: wait p99 ${formatMs(hint.waitP99Ms)}, ${percent(hint.notAcquiredRate)} % not acquired. ` +
-        'The key is probably too broad (one lock for everything); lock a finer key, e.g. per entity id.'
-      );
     case 'lost':
       return (
         `${hint.lost} lock(s) vanished before their TTL could have run out: deleted by someone else or lost by Redis ` +
