@@ -101,17 +101,17 @@ describe('analyze', () => {
 
   it('flags the contended global lock and withholds p99 claims below 299 samples', () => {
     const global = byPattern(analysis.patterns, 'inventory:lock:global');
-    expect(global.hints).toContainEqual({ kind: 'contended', waitP99Ms: global.waitMs.p99, notAcquiredRate: global.outcomes.not_acquired / global.count });
+    expect(global.decision.findings).toContainEqual({ kind: 'contended', waitP99Ms: global.waitMs.p99, notAcquiredRate: global.outcomes.not_acquired / global.count });
     expect(global.outcomes.not_acquired).toBeGreaterThan(0);
     const mail = byPattern(analysis.patterns, 'mail:lock:user:{id}');
     expect(mail.holdCount).toBeLessThan(MIN_SAMPLES_FOR_P99);
     expect(mail.p99UpperBoundMs).toBeUndefined();
-    expect(mail.hints).toContainEqual({ kind: 'too-few-samples', holdCount: mail.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
+    expect(mail.decision.findings).toContainEqual({ kind: 'insufficient-data', holdCount: mail.holdCount, neededCount: MIN_SAMPLES_FOR_P99 });
     const order = byPattern(analysis.patterns, 'order:lock:product:{id}');
     expect(order.p99UpperBoundMs).toBeGreaterThanOrEqual(order.holdMs.p99);
-    // Control: a pattern with enough samples and no contention has neither hint.
-    expect(order.hints.map((h) => h.kind)).not.toContain('too-few-samples');
-    expect(order.hints.map((h) => h.kind)).not.toContain('contended');
+    // Control: a pattern with enough samples and no contention has neither finding.
+    expect(order.decision.findings.map((f) => f.kind)).not.toContain('insufficient-data');
+    expect(order.decision.findings.map((f) => f.kind)).not.toContain('contended');
   });
 
   it('has an hourly p99 series covering the two days', () => {

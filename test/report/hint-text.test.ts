@@ -109,8 +109,9 @@ describe('every report words them through hint-text', () => {
 
   it('the analysis carries data, not sentences', () => {
     expect(analysis.warnings.map((w) => w.kind).sort()).toEqual(['same-file', 'short-window']);
-    for (const p of analysis.patterns) for (const h of p.hints) expect(typeof h.kind).toBe('string');
-    expect(analysis.patterns.some((p) => p.hints.length > 0)).toBe(true);
+    for (const p of analysis.patterns) for (const note of [...p.hints, ...p.decision.findings]) expect(typeof note.kind).toBe('string');
+    // Too few hold times in five hours: said as a finding (data), once.
+    expect(analysis.patterns.some((p) => p.decision.findings.some((f) => f.kind === 'insufficient-data'))).toBe(true);
   });
 
   it('JSON keeps its sentences', () => {
