@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { TOO_LONG_FACTOR } from '../../analyze/recommend.js';
 import { checkPolicy } from '../../policy/check.js';
 import { DEFAULT_POLICY_PATH, loadTtlPolicy } from '../../policy/policy.js';
 import { readFileSync } from 'node:fs';
@@ -28,7 +29,7 @@ export function registerCheck(program: Command, io: Io, state: RunState): void {
         .choices(['md', 'json', 'github'])
         .default('md'),
     )
-    .option('--strict', 'also fail on TTLs more than 3× the recommendation')
+    .option('--strict', `also fail on TTLs more than ${TOO_LONG_FACTOR}× the recommendation`)
     .option('--fail-on-insufficient-data', 'fail when a configured pattern has too few samples for a p99')
     // The same evidence rules as apply, so that check fails only on what apply would change.
     .option('--min-change <percent>', 'moves smaller than this neither fail nor warn, unless locks expired (as in apply)', nonNegativeNumber('--min-change'), DEFAULT_APPLY_MIN_CHANGE_PERCENT)
