@@ -1,7 +1,6 @@
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { relative } from 'node:path';
+import { existsSync } from 'node:fs';
 import { codeEdits, checkCode, type CodeCheckResult } from '../code/decide.js';
-import { applyLiteralEdits } from '../code/edit.js';
+import { planLiteralEdits, writePlannedFiles } from '../code/edit.js';
 import { listCodeFiles, repositoryRoot } from '../code/files.js';
 import { loadTypeScript } from '../code/load.js';
 import { scanCode } from '../code/scan.js';
@@ -13,7 +12,8 @@ import { renderCodeCheckJson, renderCodeCheckMarkdown } from '../report/code.js'
 import { renderCodeCheckGithub } from '../report/code-github.js';
 import { warningSentences } from '../report/hint-text.js';
 import { decisionOptionsOf, runAnalysis, type AnalysisOptions, type DecisionFlags } from './args.js';
-import { writeApplied, writeCheckOutput, type Io, type RunState } from './io.js';
+import { writeCheckOutput, writeFileAtomic, type Io, type RunState } from './io.js';
+import { printable } from '../text.js';
 
 /** The options `check --code` and `apply --code` read (the commands' own, plus `--code`). */
 export interface CodeCliOptions extends AnalysisOptions, DecisionFlags {
@@ -29,11 +29,11 @@ async function judge(command: 'check' | 'apply', options: CodeCliOptions, io: Io
   const cwd = process.cwd();
   const files = listCodeFiles(Array.isArray(options.code) ? options.code : [], cwd);
   const root = repositoryRoot(files, cwd);
-  const sites = scanCode(ts, files, root);
+  const scan = scanCode(ts, files, root);
   // The policy wins where it has an entry for a site's pattern; without a policy file, the code alone.
   const policy = existsSync(options.policy) ? loadTtlPolicy(options.policy) : undefined;
   const analysis = await runAnalysis(options, io);
-  const result = checkCode(sites, analysis, policy, decisionOptionsOf(options));
+  const result = checkCode(scan, analysis, policy, decisionOptionsOf(options));
   return { result, analysis, root };
 }
 
@@ -55,9 +55,11 @@ export async function runApplyCode(options: CodeCliOptions, io: Io): Promise<voi
   const edits = codeEdits(result);
   const lines = renderCodeApplyLines(result, edits);
   if (edits.length === 0) return void io.stdout(lines);
-  const files = applyLiteralEdits(edits, (path) => readFileSync(path, 'utf8'));
+  const files = planLiteralEdits(edits, root);
   // Paths from the repository's root, so `git apply` takes the diff as printed.
-  for (const [path, { before, after }] of files) io.stdout(unifiedDiff(before, after, relative(root, realpathSync(path)).split('\\').join('/')));
+  for (const f of files) io.stdout(unifiedDiff(f.before, f.after, f.name));
   io.stdout(lines);
-  writeApplied(io, options.dryRun, new Map([...files].map(([path, { after }]) => [path, after])), (path) => relative(root, realpathSync(path)));
+  if (options.dryRun) return void io.stdout('(dry run: nothing written)\n');
+  writePlannedFiles(files, writeFileAtomic);
+  io.stdout(`wrote ${files.map((f) => printable(f.name)).join(', ')}\n`);
 }

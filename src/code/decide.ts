@@ -5,6 +5,7 @@ import { leaseOf, movedRenewalMs } from '../policy/apply.js';
 import { decisionOptions, type CheckOptions } from '../policy/check.js';
 import type { TtlPolicy } from '../policy/policy.js';
 import { literalText, type LiteralEdit } from './edit.js';
+import type { CodeScan, SkippedFile } from './scan.js';
 import type { CodeSite, LeftAloneReason, TtlValue } from './types.js';
 
 /**
@@ -43,12 +44,14 @@ export interface CodeEdit extends LiteralEdit {
 
 export interface CodeCheckResult {
   rows: CodeRow[];
+  /** Files the scan could not read, each with why (see `scanCode`): listed, never passed in silence. */
+  skipped: SkippedFile[];
   /** 1 when a row fails. */
   exitCode: 0 | 1;
 }
 
 /** Judges each call site against the data (and the policy file, which wins where it has an entry). */
-export function checkCode(sites: readonly CodeSite[], analysis: Analysis, policy: TtlPolicy | undefined, options: CheckOptions = {}): CodeCheckResult {
+export function checkCode({ sites, skipped }: CodeScan, analysis: Analysis, policy: TtlPolicy | undefined, options: CheckOptions = {}): CodeCheckResult {
   const o = decisionOptions(options);
   const byPattern = new Map(analysis.patterns.map((p) => [p.pattern, p]));
   const dataPattern = (site: CodeSite) => (site.pattern === undefined ? undefined : (byPattern.get(site.pattern) ?? looseMatch(site.pattern, analysis.patterns))?.pattern ?? site.pattern);
@@ -79,7 +82,7 @@ export function checkCode(sites: readonly CodeSite[], analysis: Analysis, policy
     }
     return { ...row, analysis: p, decision: d, edits, level: d.level };
   });
-  return { rows, exitCode: rows.some((r) => r.level === 'fail') ? 1 : 0 };
+  return { rows, skipped, exitCode: rows.some((r) => r.level === 'fail') ? 1 : 0 };
 }
 
 /**

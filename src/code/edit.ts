@@ -1,4 +1,7 @@
+import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, relative, sep } from 'node:path';
 import { TtlAdvisorError } from '../errors.js';
+import { printable } from '../text.js';
 import type { LiteralSpan } from './types.js';
 
 /**
@@ -42,23 +45,106 @@ export interface LiteralEdit {
   text: string;
 }
 
+/** A file `apply --code` rewrites: where it really is, its name from the repository's root, and its text before and after (its BOM kept). */
+export interface PlannedFile {
+  /** The file itself (a symlink's target), inside the repository. */
+  target: string;
+  /** The path from the repository's root, as the diff names it. */
+  name: string;
+  before: string;
+  after: string;
+}
+
+/** What `apply --code` may write, read through `fs` (the real file system by default). */
+export interface EditFs {
+  read(path: string): Buffer;
+  realpath(path: string): string;
+  writable(path: string): boolean;
+}
+
+const REAL_FS: EditFs = {
+  read: (path) => readFileSync(path),
+  realpath: (path) => realpathSync(path),
+  writable: (path) => {
+    try {
+      accessSync(path, constants.W_OK);
+      return (statSync(path).mode & 0o222) !== 0;
+    } catch {
+      return false;
+    }
+  },
+};
+
 /**
- * The files' texts with the edits made, by path; an edit whose literal no longer
- * reads as scanned is refused (the file changed under us).
+ * The files' texts with the edits made, every file checked before any is written (all or nothing), each
+ * refusal one line naming the file: a file that resolves (through a symlink) outside the repository
+ * `root`; text that is not UTF-8 (UTF-16, other encodings: the literal's offsets are the compiler's,
+ * in UTF-8 text — a UTF-8 BOM is kept); a file or folder that cannot be written; a literal that no
+ * longer reads as scanned (the file changed under us).
  */
-export function applyLiteralEdits(edits: readonly LiteralEdit[], read: (path: string) => string): Map<string, { before: string; after: string }> {
+export function planLiteralEdits(edits: readonly LiteralEdit[], root: string, fs: EditFs = REAL_FS): PlannedFile[] {
   const byPath = new Map<string, LiteralEdit[]>();
   for (const e of edits) byPath.set(e.literal.path, [...(byPath.get(e.literal.path) ?? []), e]);
-  const out = new Map<string, { before: string; after: string }>();
+  const realRoot = fs.realpath(root);
+  const planned: PlannedFile[] = [];
   for (const [path, list] of byPath) {
-    const before = read(path);
-    let after = before;
+    const target = fs.realpath(path);
+    const inside = relative(realRoot, target);
+    if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
+      throw new TtlAdvisorError(`${printable(relative(realRoot, path))} resolves to ${printable(target)}, outside the repository (${printable(realRoot)}): apply --code writes nothing outside it; nothing was written`);
+    }
+    if (!fs.writable(target) || !fs.writable(dirname(target))) {
+      throw new TtlAdvisorError(`${printable(inside)} cannot be written (read-only, or its folder is); nothing was written`);
+    }
+    const { text, bom } = decodeSource(fs.read(target), inside);
+    let after = text;
     // From the end, so earlier offsets stay valid.
     for (const e of [...list].sort((a, b) => b.literal.start - a.literal.start)) {
-      if (after.slice(e.literal.start, e.literal.end) !== e.literal.text) throw new TtlAdvisorError(`${path} changed while it was read: expected ${e.literal.text} at offset ${e.literal.start}`);
+      if (after.slice(e.literal.start, e.literal.end) !== e.literal.text) {
+        throw new TtlAdvisorError(`${printable(inside)} changed while it was read: expected ${e.literal.text} at offset ${e.literal.start}; nothing was written`);
+      }
       after = after.slice(0, e.literal.start) + e.text + after.slice(e.literal.end);
     }
-    out.set(path, { before, after });
+    // The diff names the file the link leads to: `git apply` patches files, not links.
+    planned.push({ target, name: inside.split(sep).join('/'), before: bom + text, after: bom + after });
   }
-  return out;
+  return planned;
+}
+
+/** A source file's text as the compiler read it (a UTF-8 BOM apart), or a refusal saying what it is. */
+function decodeSource(bytes: Buffer, name: string): { text: string; bom: string } {
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
+    throw new TtlAdvisorError(`${printable(name)} is UTF-16 text: apply --code edits UTF-8 files only (change its TTL by hand, or convert it); nothing was written`);
+  }
+  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? '\ufeff' : '';
+  try {
+    return { text: UTF8.decode(bom ? bytes.subarray(3) : bytes), bom };
+  } catch {
+    throw new TtlAdvisorError(`${printable(name)} is not UTF-8 text: apply --code edits UTF-8 files only (change its TTL by hand); nothing was written`);
+  }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Writes the planned files, each atomically (see `write`); when one fails after others were written,
+ * those are put back as they were, so the edit stays all or nothing.
+ */
+export function writePlannedFiles(files: readonly PlannedFile[], write: (path: string, text: string) => void): void {
+  const written: PlannedFile[] = [];
+  try {
+    for (const f of files) {
+      write(f.target, f.after);
+      written.push(f);
+    }
+  } catch (error) {
+    for (const f of written.reverse()) {
+      try {
+        write(f.target, f.before);
+      } catch {
+        // the first error is the one to report; a file that cannot be put back is as the edit left it
+      }
+    }
+    throw error;
+  }
 }

@@ -7,6 +7,7 @@ import type { CodeLibrary, CodePosition, CodeSite, TtlRole, TtlValue } from './t
 import { REPRESENTATIVE_ID, Values } from './values.js';
 import { LEASE_LIBRARY_FACTS } from '../sample/libraries.js';
 import type { LeaseLibrary } from '../sample/sample.js';
+import { printable } from '../text.js';
 
 /**
  * Finds the lock call sites in TypeScript/JavaScript files with the compiler
@@ -15,9 +16,15 @@ import type { LeaseLibrary } from '../sample/sample.js';
  * when its binding leads to that library's import. Packages are not read
  * (the import's module name is all it takes), so a checkout without
  * `node_modules` scans the same.
+ *
+ * One file the compiler or the scan cannot read (nested deeper than any
+ * written code, such as a generated `+` chain of thousands of terms) is
+ * skipped and listed with its reason; the rest of the repository is checked.
  */
-export function scanCode(ts: TypeScript, files: readonly string[], root: string): CodeSite[] {
+export function scanCode(ts: TypeScript, files: readonly string[], root: string): CodeScan {
   const wanted = new Set(files.map((f) => resolve(f)));
+  const realRoot = realpathSync(root);
+  const skipped = new Map<string, string>();
   const options: TS.CompilerOptions = {
     allowJs: true,
     checkJs: false,
@@ -33,14 +40,83 @@ export function scanCode(ts: TypeScript, files: readonly string[], root: string)
   // Only the repository's own files: a package's declarations are never needed (see above).
   const fileExists = host.fileExists.bind(host);
   host.fileExists = (path) => !/[\\/]node_modules[\\/]/.test(path) && fileExists(path);
+  // A file nested too deep for the parser, or for the binder and checker that recurse over it, is left out of the program.
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, language, onError, shouldCreate) => {
+    try {
+      const source = getSourceFile(fileName, language, onError, shouldCreate);
+      const depth = source && depthOf(ts, source);
+      if (depth === undefined || depth <= MAX_SYNTAX_DEPTH) return source;
+      skipped.set(resolve(fileName), `nested more than ${MAX_SYNTAX_DEPTH} levels deep (generated code?): not read`);
+    } catch (error) {
+      if (!isStackOverflow(error)) throw error;
+      skipped.set(resolve(fileName), 'nested too deep for the TypeScript parser (generated code?): not read');
+    }
+    return undefined;
+  };
   const program = ts.createProgram({ rootNames: [...wanted], options, host });
-  const scanner = new Scanner(ts, program.getTypeChecker(), realpathSync(root));
+  const scanner = new Scanner(ts, program.getTypeChecker(), realRoot);
   const sites: CodeSite[] = [];
   for (const source of program.getSourceFiles()) {
-    if (!wanted.has(resolve(source.fileName))) continue;
-    sites.push(...scanner.scan(source));
+    const path = resolve(source.fileName);
+    if (!wanted.has(path)) continue;
+    try {
+      sites.push(...scanner.scan(source));
+    } catch (error) {
+      if (!isStackOverflow(error)) throw error;
+      skipped.set(path, 'nested too deep to follow its bindings (generated code?): not read');
+    }
   }
-  return sites.sort((a, b) => a.at.file.localeCompare(b.at.file) || a.at.line - b.at.line);
+  return {
+    sites: sites.sort((a, b) => a.at.file.localeCompare(b.at.file) || a.at.line - b.at.line),
+    skipped: [...skipped].filter(([path]) => wanted.has(path)).map(([path, reason]) => ({ file: displayPath(realRoot, path), reason })).sort((a, b) => a.file.localeCompare(b.file)),
+  };
+}
+
+/**
+ * The deepest syntax a file may have to be read: past it, recursion in the compiler's binder and checker
+ * could exhaust the stack (a 2,500-term `+` chain did). Written code stays far below: a few dozen levels.
+ */
+export const MAX_SYNTAX_DEPTH = 1000;
+
+/** What a scan found: the call sites, and the files it could not read, each with why. */
+export interface CodeScan {
+  sites: CodeSite[];
+  skipped: SkippedFile[];
+}
+
+/** A file left out of the check, by its path from the repository's root (printable), and why. */
+export interface SkippedFile {
+  file: string;
+  reason: string;
+}
+
+/** How deep a file's syntax goes, walked with a stack of its own (no recursion: the file may be that deep). */
+function depthOf(ts: TypeScript, source: TS.SourceFile): number {
+  let deepest = 0;
+  const stack: [TS.Node, number][] = [[source, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (depth > deepest) deepest = depth;
+    if (deepest > MAX_SYNTAX_DEPTH) return deepest;
+    ts.forEachChild(node, (child) => void stack.push([child, depth + 1]));
+  }
+  return deepest;
+}
+
+function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && /call stack/i.test(error.message);
+}
+
+/** A path from the repository's root, with `/` separators and any control character shown, not sent to a terminal. */
+function displayPath(root: string, path: string): string {
+  let real = path;
+  try {
+    real = realpathSync(path);
+  } catch {
+    // a file the host made up: keep its name
+  }
+  return printable(relative(root, real).split('\\').join('/'));
 }
 
 interface Shape {
@@ -123,14 +199,18 @@ class Scanner {
   scan(source: TS.SourceFile): CodeSite[] {
     const ts = this.ts;
     const sites: CodeSite[] = [];
-    const visit = (node: TS.Node): void => {
+    // A stack of our own, not recursion: how deep a file goes is the file's to say.
+    const stack: TS.Node[] = [source];
+    while (stack.length > 0) {
+      const node = stack.pop()!;
       if (ts.isCallExpression(node) || ts.isNewExpression(node)) {
         const shape = this.shapeOf(node);
         if (shape) sites.push(this.siteOf(node, shape));
       }
-      ts.forEachChild(node, visit);
-    };
-    visit(source);
+      const children: TS.Node[] = [];
+      ts.forEachChild(node, (child) => void children.push(child));
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+    }
     return sites;
   }
 
@@ -239,13 +319,7 @@ class Scanner {
   private position(node: TS.Node): CodePosition {
     const source = node.getSourceFile();
     const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
-    let path = source.fileName;
-    try {
-      path = realpathSync(path);
-    } catch {
-      // a file the host made up: keep its name
-    }
-    return { file: relative(this.root, path).split('\\').join('/'), line: line + 1 };
+    return { file: displayPath(this.root, source.fileName), line: line + 1 };
   }
 }
 

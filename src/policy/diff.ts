@@ -13,7 +13,7 @@ export function unifiedDiff(before: string, after: string, name: string, context
   const changes = ops.flatMap((o, k) => (o.op === ' ' ? [] : [k]));
   if (changes.length === 0) return '';
   const path = name.replace(/^(\.\/)+/, '');
-  const out = [`--- a/${path}`, `+++ b/${path}`];
+  const out = [`--- ${diffName('a/', path)}`, `+++ ${diffName('b/', path)}`];
   // Hunks: each change with `context` lines either side, merged when they touch.
   const hunks: [number, number][] = [];
   for (const k of changes) {
@@ -49,6 +49,20 @@ export function unifiedDiff(before: string, after: string, name: string, context
     }
   }
   return out.join('\n') + '\n';
+}
+
+/**
+ * A file's name in a diff header, as git writes it: quoted, with C escapes, when it holds a control
+ * character, a `"` or a `\\` — so a name with a newline cannot forge a `---`/`+++` line, nor an ESC
+ * reach the terminal — and `git apply` reads it back.
+ */
+export function diffName(prefix: string, path: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/[\u0000-\u001f\u007f"\\]/.test(path)) return prefix + path;
+  const named: Record<string, string> = { '\u0007': 'a', '\b': 'b', '\t': 't', '\n': 'n', '\v': 'v', '\f': 'f', '\r': 'r', '"': '"', '\\': '\\' };
+  // eslint-disable-next-line no-control-regex
+  const escaped = (prefix + path).replace(/[\u0000-\u001f\u007f"\\]/g, (c) => `\\${named[c] ?? c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+  return `"${escaped}"`;
 }
 
 function range(start: number, count: number): string {

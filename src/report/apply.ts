@@ -61,5 +61,6 @@ export function renderCodeApplyLines(result: CodeCheckResult, edits: readonly Co
     else if (row.noData) out.push(`left alone ${name}: no data for this pattern in the window`);
     else if (d?.apply.kind === 'hold') out.push(skippedLine(name, d.apply.why));
   }
+  for (const f of result.skipped) out.push(`skipped ${f.file}: ${f.reason}`);
   return (edits.length === 0 ? 'no changes in the code; every TTL ttl-advisor may edit matches the data.\n' : '') + joinLines(out);
 }

@@ -20,6 +20,7 @@ export function renderCodeCheckGithub(result: CodeCheckResult, analysis: Analysi
       const at = row.site.ttl?.declaration ?? row.site.at;
       return { level: row.level === 'fail' ? 'error' : 'warning', file: at.file, line: at.line, title: title(row), message: message(row) };
     });
+  for (const f of result.skipped) annotations.push({ level: 'warning', file: f.file, line: 1, title: 'file not read', message: `${f.reason}: any lock in it is not checked` });
   return renderGithub(annotations, codeHeadline(result), renderCodeCheckMarkdown(result, analysis));
 }
 

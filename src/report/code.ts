@@ -55,7 +55,8 @@ export function rowReason(row: CodeRow, text: (s: string) => string = printable)
 /** The first line of `check --code`, stating what the exit code states (see {@link headlineText}). */
 export function codeHeadline(result: CodeCheckResult): string {
   const failing = result.rows.filter((r) => r.level === 'fail').length;
-  const warning = result.rows.filter((r) => r.level === 'warn').length;
+  // A file not read may hold a lock: a look, as a site left alone is.
+  const warning = result.rows.filter((r) => r.level === 'warn').length + result.skipped.length;
   return headlineText('ttl-advisor check --code', { exitCode: result.exitCode, failing, warning }, `every TTL in the code matches the data ✅ (${result.rows.length} call site(s))`);
 }
 
@@ -80,22 +81,23 @@ function state(row: CodeRow): string {
 /** `check --code` as Markdown: one row per call site, the sentences after the table. */
 export function renderCodeCheckMarkdown(result: CodeCheckResult, analysis: Analysis): string {
   const lines = [`### ${codeHeadline(result)}`, '', describeRun(analysis), ''];
-  if (result.rows.length === 0) return [...lines, 'No lock call sites found.', ''].join('\n');
+  if (result.rows.length === 0 && result.skipped.length === 0) return [...lines, 'No lock call sites found.', ''].join('\n');
   lines.push('| call site | call | pattern | TTL | declared at | recommended | samples | |', '|---|---|---|---:|---|---:|---:|---|');
   for (const row of result.rows) {
     const ttl = row.site.ttl?.valueMs;
     lines.push(
-      `| \`${markdownText(siteName(row))}\` | ${markdownText(row.site.call)} | ${row.pattern === undefined ? 'not mapped' : markdownCode(row.pattern)} | ` +
-        `${ttl === undefined ? '—' : formatMs(ttl)} | \`${markdownText(declarationName(row))}\` | ${recommended(row)} | ${row.analysis ? formatCount(row.analysis.count) : '—'} | ${state(row)} |`,
+      `| ${markdownCode(siteName(row))} | ${markdownText(row.site.call)} | ${row.pattern === undefined ? 'not mapped' : markdownCode(row.pattern)} | ` +
+        `${ttl === undefined ? '—' : formatMs(ttl)} | ${markdownCode(declarationName(row))} | ${recommended(row)} | ${row.analysis ? formatCount(row.analysis.count) : '—'} | ${state(row)} |`,
     );
   }
   lines.push('');
   for (const row of result.rows) {
     const reason = rowReason(row, markdownText);
-    if (reason !== '' && row.level !== 'info') lines.push(`- \`${markdownText(siteName(row))}\`: ${reason}`);
+    if (reason !== '' && row.level !== 'info') lines.push(`- ${markdownCode(siteName(row))}: ${reason}`);
   }
   const fine = result.rows.filter((r) => r.level === 'info' && rowReason(r, markdownText) !== '');
-  if (fine.length > 0) lines.push('', '**Fine, with notes:**', '', ...fine.map((r) => `- \`${markdownText(siteName(r))}\`: ${rowReason(r, markdownText)}`));
+  if (fine.length > 0) lines.push('', '**Fine, with notes:**', '', ...fine.map((r) => `- ${markdownCode(siteName(r))}: ${rowReason(r, markdownText)}`));
+  if (result.skipped.length > 0) lines.push('', '**Files not read** (any lock in them is not checked):', '', ...result.skipped.map((f) => `- ${markdownCode(f.file)}: ${f.reason}.`));
   return lines.join('\n') + '\n';
 }
 
@@ -112,5 +114,5 @@ export function renderCodeCheckJson(result: CodeCheckResult): string {
     edits: r.edits.map((e) => ({ at: e.value.declaration, option: e.value.option, fromMs: e.fromMs, toMs: e.toMs, text: e.text })),
     leftAlone: r.leftAlone ?? (r.noData ? { kind: 'no-data' } : null),
   }));
-  return JSON.stringify({ version: JSON_REPORT_VERSION, exitCode: result.exitCode, sites }, null, 2) + '\n';
+  return JSON.stringify({ version: JSON_REPORT_VERSION, exitCode: result.exitCode, sites, skipped: result.skipped }, null, 2) + '\n';
 }

@@ -139,14 +139,14 @@ describe('ttl-advisor check --code', () => {
     expect(code).toBe(1);
     expect(stdout.split('\n')[0]).toBe('### ttl-advisor check --code: fails ❌ — 2 failing, 7 to look at');
     const row = (site: string) => stdout.split('\n').find((l) => l.startsWith(`| \`${site}`)) ?? '';
-    expect(row('fixtures\\/code\\-service\\/src\\/payment\\.ts\\:9')).toMatch(/`payment:lock:order:\{id\}` \| 5 s \| `fixtures\\\/code\\-service\\\/src\\\/ttl\\\.ts\\:4` \| \*\*16\.1 s\*\* \|.*🔴 expired · \*\*fails the check\*\* \|$/);
-    expect(row('fixtures\\/code\\-service\\/src\\/legacy\\.cjs\\:11')).toMatch(/\*\*16\.1 s\*\*.*\*\*fails the check\*\*/);
-    expect(row('fixtures\\/code\\-service\\/src\\/orders\\.ts\\:8')).toMatch(/🟢 ok · `apply --code` writes 3 s \|$/);
-    expect(row('fixtures\\/code\\-service\\/src\\/reports\\.ts\\:9')).toMatch(/`mutex:report:lock:tenant:\{id\}` \| 5 min .*🟡 too long · `apply --code` writes 3 s \|$/);
+    expect(row('fixtures/code-service/src/payment.ts:9')).toMatch(/`payment:lock:order:\{id\}` \| 5 s \| `fixtures\/code-service\/src\/ttl\.ts:4` \| \*\*16\.1 s\*\* \|.*🔴 expired · \*\*fails the check\*\* \|$/);
+    expect(row('fixtures/code-service/src/legacy.cjs:11')).toMatch(/\*\*16\.1 s\*\*.*\*\*fails the check\*\*/);
+    expect(row('fixtures/code-service/src/orders.ts:8')).toMatch(/🟢 ok · `apply --code` writes 3 s \|$/);
+    expect(row('fixtures/code-service/src/reports.ts:9')).toMatch(/`mutex:report:lock:tenant:\{id\}` \| 5 min .*🟡 too long · `apply --code` writes 3 s \|$/);
     // Left alone, with the reason: a computed key, a computed TTL, a shared constant.
     expect(stdout).toMatch(/key not mapped: keyFor\\\(job\\\) is computed/);
     expect(stdout).toMatch(/the constant is shared by call sites of different patterns/);
-    expect(stdout).toMatch(/computed\\\.ts\\:33`: \d+ lock\(s\) expired.*the TTL is computed \(BASE\\_TTL\\_MS \\\* 2\)/);
+    expect(stdout).toMatch(/computed\.ts:33`: \d+ lock\(s\) expired.*the TTL is computed \(BASE\\_TTL\\_MS \\\* 2\)/);
   });
 
   it('--format github annotates the lines where the TTLs are declared', async () => {
@@ -179,7 +179,7 @@ describe('ttl-advisor check --code', () => {
     writeFileSync(policy, JSON.stringify({ locks: { 'payment:lock:order:{id}': { ttlMs: 16_100 } } }));
     const { code, stdout } = await runCli(['check', '--code', join(FIXTURE, 'src'), '--policy', policy, ...data], NOW);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/payment\\\.ts\\:9` \| withLock \| `payment:lock:order:\{id\}` .*\| overridden by the policy \|$/m);
+    expect(stdout).toMatch(/payment\.ts:9` \| withLock \| `payment:lock:order:\{id\}` .*\| overridden by the policy \|$/m);
     expect(stdout).not.toMatch(/fails the check/);
   });
 });

@@ -29,11 +29,15 @@ function stable(text: string): string {
     .replace(/<svg[\s\S]*?<\/svg>/g, (svg) => `<svg sha256="${createHash('sha256').update(svg).digest('hex').slice(0, 16)}"/>`);
 }
 
+/** Every Markdown text the outputs hold, by name: checked for escapes inside code spans at the end. */
+const markdowns = new Map<string, string>();
+
 async function expectOutput(name: string, args: string[], env: Record<string, string> = {}): Promise<void> {
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   Object.assign(process.env, env);
   try {
     const { code, stdout, stderr } = await runCli(args, NOW);
+    if (/-md$|-github$/.test(name)) markdowns.set(name, stdout);
     await expect(stable(`exit ${code}\n--- stdout\n${stdout}--- stderr\n${stderr}`)).toMatchFileSnapshot(join(SNAPSHOTS, `${name}.txt`));
   } finally {
     for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
@@ -42,6 +46,7 @@ async function expectOutput(name: string, args: string[], env: Record<string, st
 }
 
 async function expectFile(name: string, path: string): Promise<void> {
+  if (name.endsWith('.md')) markdowns.set(name, readFileSync(path, 'utf8'));
   await expect(stable(readFileSync(path, 'utf8'))).toMatchFileSnapshot(join(SNAPSHOTS, name));
 }
 
@@ -136,6 +141,15 @@ describe('what users read, byte for byte', () => {
     await expectOutput('check-code-github', ['check', ...args, '--format', 'github'], { GITHUB_STEP_SUMMARY: summary });
     await expectFile('check-code-github-summary.md', summary);
     await expectOutput('apply-code-dry-run', ['apply', ...args, '--dry-run']);
+  });
+
+  it('Markdown escapes nothing inside a code span but the `|` a table needs: GitHub shows a code span as written, backslashes too', () => {
+    expect(markdowns.size).toBeGreaterThan(8);
+    for (const [name, text] of markdowns) {
+      for (const [span] of text.matchAll(/(?<!`)`[^`\n]+`(?!`)/g)) {
+        expect(span.replace(/\\\|/g, ''), `${name}: ${span}`).not.toMatch(/\\[!-/:-@[-`{-~]/);
+      }
+    }
   });
 
   it('stats', async () => {

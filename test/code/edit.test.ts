@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyLiteralEdits, literalText } from '../../src/code/edit.js';
+import { literalText, planLiteralEdits, type EditFs } from '../../src/code/edit.js';
 
 describe('literalText: a TTL literal rewritten in its own style', () => {
   it('keeps plain numbers plain and numeric separators where the original used them', () => {
@@ -27,22 +27,24 @@ describe('literalText: a TTL literal rewritten in its own style', () => {
   });
 });
 
-describe('applyLiteralEdits', () => {
+describe('planLiteralEdits', () => {
   const text = 'const a = 5_000; // five seconds\nconst b = 5 * 1000;\n';
-  const at = (literal: string) => ({ path: 'x.ts', start: text.indexOf(literal), end: text.indexOf(literal) + literal.length, text: literal });
+  const at = (literal: string) => ({ path: '/repo/x.ts', start: text.indexOf(literal), end: text.indexOf(literal) + literal.length, text: literal });
+  const fsWith = (bytes: Buffer): EditFs => ({ read: () => bytes, realpath: (p) => p, writable: () => true });
 
   it('changes only the literals’ characters, from the end so the offsets hold', () => {
-    const out = applyLiteralEdits(
+    const [out] = planLiteralEdits(
       [
         { literal: at('5_000'), text: '16_100' },
         { literal: at('5 * 1000'), text: '3 * 1000' },
       ],
-      () => text,
+      '/repo',
+      fsWith(Buffer.from(text)),
     );
-    expect(out.get('x.ts')).toEqual({ before: text, after: 'const a = 16_100; // five seconds\nconst b = 3 * 1000;\n' });
+    expect(out).toEqual({ target: '/repo/x.ts', name: 'x.ts', before: text, after: 'const a = 16_100; // five seconds\nconst b = 3 * 1000;\n' });
   });
 
   it('refuses a file that no longer reads as scanned', () => {
-    expect(() => applyLiteralEdits([{ literal: at('5_000'), text: '16_100' }], () => text.replace('5_000', '6_000'))).toThrow(/changed while it was read/);
+    expect(() => planLiteralEdits([{ literal: at('5_000'), text: '16_100' }], '/repo', fsWith(Buffer.from(text.replace('5_000', '6_000'))))).toThrow(/changed while it was read/);
   });
 });

@@ -21,7 +21,7 @@ function summary(s: CodeSite): string {
 
 describe('scanCode: lock call sites, by their imports', () => {
   it('finds every call shape of the fixture service, ESM and CommonJS, with its pattern and the TTL’s declaration', () => {
-    const sites = scanCode(ts, listCodeFiles([join(FIXTURE, 'src')], ROOT), ROOT);
+    const sites = scanCode(ts, listCodeFiles([join(FIXTURE, 'src')], ROOT), ROOT).sites;
     expect(sites.map(summary)).toEqual([
       'src/computed.ts:18 ttl-advisor withLock not mapped (keyFor(job)) ttlMs=15000@src/computed.ts:18 "15_000"',
       'src/computed.ts:23 ttl-advisor RedisLock.acquire order:lock:product:{id} ttlMs=?@src/computed.ts:23 (computed)',
@@ -73,7 +73,7 @@ describe('scanCode: lock call sites, by their imports', () => {
         '}',
       ].join('\n'),
     );
-    const sites = scanCode(ts, listCodeFiles([join(dir, 'src')], dir), dir);
+    const sites = scanCode(ts, listCodeFiles([join(dir, 'src')], dir), dir).sites;
     expect(sites.map((s) => `${s.at.file}:${s.at.line} ${s.library} ${s.call} ${s.pattern}`)).toEqual([
       'src/real.ts:6 ttl-advisor withLock payment:lock:order:{id}',
       'src/real.ts:7 ioredis SET PX NX cart:lock:{id}',
@@ -110,7 +110,7 @@ describe('scanCode: lock call sites, by their imports', () => {
         "module.exports = (id) => new Mutex(redis, 'sync:' + id, { lockTimeout: LEASE_MS });",
       ].join('\n'),
     );
-    const sites = scanCode(ts, listCodeFiles([join(dir, 'src')], dir), dir);
+    const sites = scanCode(ts, listCodeFiles([join(dir, 'src')], dir), dir).sites;
     expect(sites.map((s) => `${s.at.file}:${s.at.line} ${s.call} ${s.pattern} ${s.ttl?.valueMs}@${s.ttl?.declaration.file}:${s.ttl?.declaration.line} ${s.ttl?.literal?.text ?? s.ttl?.why?.kind}${s.renewals.map((r) => ` ${r.option}=${r.valueMs}`).join('')}`)).toEqual([
       'src/cjs.cjs:5 new Mutex mutex:sync:{id} 8000@src/ttl.cjs:1 8000',
       'src/esm.ts:7 withLock job:lock:{id} 5000@src/base.ts:1 5e3 autoExtend=1000',

@@ -44,3 +44,40 @@ export const hasPythonRedis: boolean = (() => {
     return false;
   }
 })();
+
+/** What a CLI child measured of itself (see measured-cli.ts), and its output without that line. */
+export interface MeasuredRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  maxRssMiB: number;
+  cpuMs: number;
+  wallMs: number;
+}
+
+/** Runs `ttl-advisor <args>` in a child (from the transpiled copy), in `cwd`, and reads its peak memory and CPU. */
+export async function runMeasuredCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<MeasuredRun> {
+  const { built } = await import('./built.js');
+  const started = performance.now();
+  const proc = spawn(process.execPath, [built('test/helpers/measured-cli.ts'), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd !== undefined && { cwd: options.cwd }),
+    env: { ...process.env, ...options.env },
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (c: Buffer) => void (stdout += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => void (stderr += c.toString()));
+  const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+  const code = await new Promise<number | null>((resolve) => proc.once('close', (c) => resolve(c)));
+  clearTimeout(timer);
+  const measured = /\nmeasured: maxRssKiB=(\d+) cpuMs=(\d+)\n$/.exec(stderr);
+  return {
+    code,
+    stdout,
+    stderr: measured ? stderr.slice(0, measured.index) : stderr,
+    maxRssMiB: measured ? Number(measured[1]) / 1024 : Number.NaN,
+    cpuMs: measured ? Number(measured[2]) : Number.NaN,
+    wallMs: performance.now() - started,
+  };
+}
