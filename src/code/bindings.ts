@@ -51,6 +51,11 @@ export class Bindings {
     if (depth > 8) return undefined;
     const e = this.unwrap(expr);
     if (ts.isAwaitExpression(e)) return this.originOf(e.expression, depth + 1);
+    // `m.default?.default ?? m.default ?? m`: interop probing leads to the module whichever way it goes.
+    if (ts.isBinaryExpression(e) && (e.operatorToken.kind === ts.SyntaxKind.QuestionQuestionToken || e.operatorToken.kind === ts.SyntaxKind.BarBarToken)) {
+      return this.originOf(e.left, depth + 1) ?? this.originOf(e.right, depth + 1);
+    }
+    if (ts.isConditionalExpression(e)) return this.originOf(e.whenTrue, depth + 1) ?? this.originOf(e.whenFalse, depth + 1);
     if (ts.isNewExpression(e)) {
       const o = this.originOf(e.expression, depth + 1);
       return o && o.made === 'import' ? { ...o, made: 'new' } : undefined;
@@ -64,12 +69,17 @@ export class Bindings {
         if (o && o.made !== 'import') return o;
       }
       const o = this.originOf(callee, depth + 1);
-      return o && o.made === 'import' ? { ...o, made: 'call' } : undefined;
+      if (o && o.made === 'import') return { ...o, made: 'call' };
+      // A factory of the repository (`getRedisConnection()`, `db.getRedisClient()`): what it returns.
+      const returned = this.returnedBy(e);
+      return returned ? this.originOf(returned, depth + 1) : undefined;
     }
+    if (ts.isPropertyAccessExpression(e) && e.expression.kind === ts.SyntaxKind.ThisKeyword) return this.originOfField(e.name, depth);
     if (ts.isPropertyAccessExpression(e)) {
       // `ns.Mutex` on a namespace import or a whole `require('m')`; `require('m').X`.
       const o = this.originOf(e.expression, depth + 1);
-      if (!o || o.made !== 'import' || (o.name !== '*' && o.name !== 'default')) return undefined;
+      if (o && o.made === 'import' && o.name === '*' && e.name.text === 'default') return { ...o, name: 'default' };
+      if (!o || o.made !== 'import' || (o.name !== '*' && o.name !== 'default')) return this.originOfMember(e.name, depth);
       // A module of the repository: follow the export to what it holds (`clients.redis` → `new Redis()`).
       if (isRelative(o.module)) return this.followExport(e.name, depth);
       return { module: o.module, name: e.name.text, made: 'import' };
@@ -80,6 +90,55 @@ export class Bindings {
       return o && o.made === 'import' && isRelative(o.module) ? this.followExport(e, depth) : o;
     }
     return undefined;
+  }
+
+  /** A class field (or getter): its declared type, its initializer, or what the class assigns it (`this.redlock = new Redlock(…)`). */
+  private originOfField(name: TS.Node, depth: number): Origin | undefined {
+    const ts = this.ts;
+    const decl = this.checker.getSymbolAtLocation(name)?.valueDeclaration;
+    if (!decl) return undefined;
+    if (ts.isGetAccessorDeclaration(decl) && decl.body) {
+      const returned = singleReturnOf(ts, decl.body);
+      return returned ? this.originOf(returned, depth + 1) : undefined;
+    }
+    const direct = this.originOfDeclaration(decl, depth + 1);
+    if (direct || !ts.isPropertyDeclaration(decl) || !ts.isIdentifier(decl.name)) return direct;
+    const field = decl.name.text;
+    let found: Origin | undefined;
+    const visit = (node: TS.Node): void => {
+      if (found) return;
+      if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.EqualsToken) {
+        const left = node.left;
+        if (ts.isPropertyAccessExpression(left) && left.expression.kind === ts.SyntaxKind.ThisKeyword && left.name.text === field) found = this.originOf(node.right, depth + 1);
+      }
+      if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.QuestionQuestionEqualsToken) {
+        const left = node.left;
+        if (ts.isPropertyAccessExpression(left) && left.expression.kind === ts.SyntaxKind.ThisKeyword && left.name.text === field) found = this.originOf(node.right, depth + 1);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(decl.parent);
+    return found;
+  }
+
+  /** A property of another object (`db.client`, `MutexLock.redlock`): its declaration's type or initializer. */
+  private originOfMember(name: TS.Node, depth: number): Origin | undefined {
+    const decl = this.checker.getSymbolAtLocation(name)?.valueDeclaration;
+    if (!decl) return undefined;
+    if (this.ts.isPropertyDeclaration(decl)) return this.originOfField(name, depth);
+    if (this.ts.isGetAccessorDeclaration(decl) && decl.body) {
+      const returned = singleReturnOf(this.ts, decl.body);
+      return returned ? this.originOf(returned, depth + 1) : undefined;
+    }
+    return this.originOfDeclaration(decl, depth + 1);
+  }
+
+  /** What a call of a function of the repository returns, when it returns in one place (a factory, a getter-like method). */
+  returnedBy(call: TS.CallExpression): TS.Expression | undefined {
+    const target = this.checker.getResolvedSignature(call)?.declaration;
+    if (!target || !('body' in target) || !target.body) return undefined;
+    const body = target.body as TS.Node;
+    return this.ts.isBlock(body) ? singleReturnOf(this.ts, body) : (body as TS.Expression);
   }
 
   /** What a name imported from a module of the repository holds, at its declaration there. */
@@ -108,11 +167,17 @@ export class Bindings {
       if (!o || o.made !== 'import' || o.name !== '*' || !ts.isIdentifier(key)) return undefined;
       return { module: o.module, name: key.text, made: 'import' };
     }
-    if (ts.isVariableDeclaration(decl) && decl.initializer && ts.isIdentifier(decl.name)) return this.originOf(decl.initializer, depth + 1);
+    if (ts.isVariableDeclaration(decl) && ts.isIdentifier(decl.name)) {
+      // A declared type says what it holds (`const redis: RedisClientType = new Proxy(…)`, `let client: Redis`).
+      const type = decl.type && ts.isUnionTypeNode(decl.type) ? decl.type.types.find((t) => ts.isTypeReferenceNode(t)) : decl.type;
+      const typed = type && ts.isTypeReferenceNode(type) && ts.isIdentifier(type.typeName) ? this.originOfTypeName(type.typeName, depth) : undefined;
+      if (typed && typed.made === 'import') return { ...typed, made: 'new' };
+      return decl.initializer ? this.originOf(decl.initializer, depth + 1) : undefined;
+    }
     if (ts.isParameter(decl) || ts.isPropertyDeclaration(decl)) {
       // A typed parameter or field: `redis: Redis` names the class it holds an instance of.
       if (decl.initializer) return this.originOf(decl.initializer, depth + 1);
-      const type = decl.type;
+      const type = decl.type && ts.isUnionTypeNode(decl.type) ? decl.type.types.find((t) => ts.isTypeReferenceNode(t)) : decl.type;
       if (type && ts.isTypeReferenceNode(type)) {
         const name = type.typeName;
         const o = ts.isIdentifier(name) ? this.originOfTypeName(name, depth) : undefined;
@@ -122,9 +187,23 @@ export class Bindings {
     return undefined;
   }
 
+  /** What a type name stands for: an import, or a type alias of the repository for one (`type RedisClient = Redis`, `ReturnType<typeof createClient>`). */
   private originOfTypeName(name: TS.Identifier, depth: number): Origin | undefined {
-    const decl = this.declarationOf(name);
-    return decl ? this.originOfDeclaration(decl, depth + 1) : undefined;
+    const ts = this.ts;
+    const local = this.declarationOf(name);
+    const origin = local ? this.originOfDeclaration(local, depth + 1) : undefined;
+    if (origin && !isRelative(origin.module)) return origin;
+    const decl = this.targetOf(name);
+    if (!decl || !ts.isTypeAliasDeclaration(decl) || depth > 8) return origin;
+    const type = decl.type;
+    if (ts.isTypeReferenceNode(type) && ts.isIdentifier(type.typeName)) {
+      if (type.typeName.text === 'ReturnType' && type.typeArguments?.[0] && ts.isTypeQueryNode(type.typeArguments[0]) && ts.isIdentifier(type.typeArguments[0].exprName)) {
+        const fn = this.originOf(type.typeArguments[0].exprName, depth + 1);
+        return fn && fn.made === 'import' ? { ...fn, made: 'call' } : origin;
+      }
+      return this.originOfTypeName(type.typeName, depth + 1) ?? origin;
+    }
+    return origin;
   }
 
   /** `require('m')` with a string literal. */
@@ -140,6 +219,18 @@ export class Bindings {
     while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e) || ts.isNonNullExpression(e) || ts.isTypeAssertionExpression(e)) e = e.expression;
     return e;
   }
+}
+
+/** The expression of a block's one `return`, where a block returns in one place only (nested functions apart). */
+export function singleReturnOf(ts: TypeScript, block: TS.Node): TS.Expression | undefined {
+  const returns: TS.ReturnStatement[] = [];
+  const visit = (node: TS.Node): void => {
+    if (ts.isReturnStatement(node)) returns.push(node);
+    else if (!ts.isFunctionLike(node)) ts.forEachChild(node, visit);
+  };
+  ts.forEachChild(block, visit);
+  const values = returns.filter((r) => r.expression !== undefined);
+  return values.length >= 1 && values.every((r) => r.expression!.getText() === values[0]!.expression!.getText()) ? values[0]!.expression : values.length === 1 ? values[0]!.expression : undefined;
 }
 
 function isRelative(module: string): boolean {

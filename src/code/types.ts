@@ -35,7 +35,11 @@ export type LeftAloneReason =
   /** The call passes no TTL: the library's default applies. */
   | { kind: 'library-default' }
   /** The policy file has an entry for the pattern: it wins over the code. */
-  | { kind: 'overridden'; entryPattern: string };
+  | { kind: 'overridden'; entryPattern: string }
+  /** The lock call inside the service's own wrapper: its key and TTL come from the wrapper's callers, each judged as a site. */
+  | { kind: 'wrapper-inner'; wrapper: string; callers: number }
+  /** The TTL is the library's default, and no options object at the call to add it to (a variable holds them). */
+  | { kind: 'default-not-insertable'; option: string };
 
 /** One TTL-like value of a call site and where it is declared. */
 export interface TtlValue {
@@ -49,6 +53,14 @@ export interface TtlValue {
   /** The literal to edit; `undefined` with `why` when it may not be edited. */
   literal: LiteralSpan | undefined;
   why: LeftAloneReason | undefined;
+  /** Milliseconds per unit of the literal: 1000 for seconds (`EX`, `ttlSeconds`), 1 for milliseconds. */
+  msPerUnit: number;
+  /** An environment variable overrides the value where it is set: the literal is its default (`Number(process.env.X) || 60000`). */
+  env?: string;
+  /** The call passes none: the library's default (`literal` then marks where `apply --code` adds the option, `insert` how). */
+  libraryDefault?: boolean;
+  /** How the option is added where the call has none: the text before and after the value. */
+  insert?: { before: string; after: string };
 }
 
 /** A lock call site. */
@@ -65,4 +77,10 @@ export interface CodeSite {
   ttl: TtlValue | undefined;
   /** Renewal options that follow the lease (`autoExtend`, `refreshInterval`, `lockRenewTime`, `automaticExtensionThreshold`). */
   renewals: TtlValue[];
+  /** Every data pattern the key can make (an enum's, a union's, a ternary's values); `[pattern]` for most keys. */
+  patterns: string[];
+  /** The wrappers of the service a call goes through to the lock, outermost first (`runLock.lock`, `#acquireAndRun`). */
+  via: string[];
+  /** The lock call inside the service's own wrapper: its callers are the sites (it is listed, not judged). */
+  inner?: { wrapper: string; callers: number };
 }

@@ -28,6 +28,10 @@ export function leftAloneText(why: LeftAloneReason, text: (s: string) => string 
       return "no TTL at the call: the library's default applies";
     case 'overridden':
       return `overridden by the policy: the entry ${text(why.entryPattern)} sets this TTL`;
+    case 'wrapper-inner':
+      return `the lock call inside ${text(why.wrapper)}, the service's own lock API: its ${why.callers} caller(s) give the key and the TTL, each judged as a site`;
+    case 'default-not-insertable':
+      return `no TTL at the call: the library's default applies, and its options are not an object written at the call to add \`${why.option}\` to: add it by hand`;
   }
 }
 

@@ -9,19 +9,16 @@ import { likelyTtl } from './ttl-rounding.js';
 
 /** The most a notification's unseen trip (Redis to this process's reading it) is allowed when a TTL is read (see `onTtl`). */
 const UNSEEN_TRIP_MS = 50;
-
 export type { KeyspaceTrackerOptions, WatchStats } from './tracker-options.js';
 export { likelyTtl, roundingSlackCapMs } from './ttl-rounding.js';
 
 /**
- * Turns keyspace notifications into lock samples. Per key, as Redis reports it:
- * `set` (and the `expire` of its PX/EX) opens a hold, and so does `hincrby` followed
- * at once by `expire` (Redisson's hash lock); `del` ends it `released`;
- * `expired` ends it `expired`, `evicted` `lost`; a later `set` or `expire` on a
- * held key is an extension, a renewal whose gap and margin are timed
- * (renewal-timing.ts). Times are arrival times in this process
- * (`performance.now()` when the socket chunk the notification came in arrived),
- * so a hold is `del` arrival − `set` arrival.
+ * Turns keyspace notifications into lock samples. Per key, as Redis reports it: `set` (and the
+ * `expire` of its PX/EX) opens a hold, and so does `hincrby` followed at once by `expire`
+ * (Redisson's hash lock); `del` ends it `released`; `expired` ends it `expired`, `evicted` `lost`;
+ * a later `set` or `expire` on a held key is an extension, a renewal whose gap and margin are timed
+ * (renewal-timing.ts). Times are arrival times in this process (`performance.now()` when the socket
+ * chunk the notification came in arrived), so a hold is `del` arrival − `set` arrival.
  *
  * What is a lock: a key whose `set` (or `hincrby` + PEXPIRE) leaves it with a TTL (read
  * with PTTL at once), and whose pattern has been seen deleted while held. A key
@@ -76,8 +73,6 @@ export class KeyspaceTracker {
   private awaiting = 0;
   /** Per node, a HINCRBY on a key not held, when it is the node's last notification: a hash lock if its PEXPIRE is next. */
   private readonly hashTaken = new Map<string, { id: string; atMs: number }>();
-  /** Since when `maxOpen` locks have been open, and the new ones not followed since. */
-  private atLimit: { fromMs: number; dropped: number } | undefined;
   readonly counts = zeroCounts();
 
   constructor(private readonly options: KeyspaceTrackerOptions) {
@@ -161,20 +156,13 @@ export class KeyspaceTracker {
 
   /** Stops: holds still open are not recorded (their end is unknown); returns how many. */
   close(): number {
-    this.endLimitStretch();
+    this.options.openLimit?.end();
     const n = this.open.size;
     this.open.clear();
     this.counts.unknownTtl += this.awaiting;
     this.awaitingTtl.clear();
     this.awaiting = 0;
     return n;
-  }
-
-  private endLimitStretch(): void {
-    const stretch = this.atLimit;
-    if (!stretch) return;
-    this.atLimit = undefined;
-    this.options.onOpenLimit?.({ ...stretch, endedMs: Date.now() });
   }
 
   private start(id: string, node: string, db: number, latin1Key: string, event: 'set' | 'hincrby', nowMs: number): void {
@@ -185,15 +173,11 @@ export class KeyspaceTracker {
     if (this.open.size >= this.options.maxOpen) {
       this.counts.dropped++;
       this.counts.droppedAtLimit++;
-      if (!this.atLimit) {
-        this.atLimit = { fromMs: Date.now(), dropped: 0 };
-        this.options.onOpenLimit?.({ fromMs: this.atLimit.fromMs, dropped: 0 });
-      }
-      this.atLimit.dropped++;
+      this.options.openLimit?.dropped();
       return;
     }
     // Room again: the stretch in which locks went unfollowed is over.
-    this.endLimitStretch();
+    this.options.openLimit?.end();
     const o: Open = {
       id,
       node,

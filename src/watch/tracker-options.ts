@@ -1,5 +1,6 @@
 import type { CompiledTemplate } from '../keys/pattern.js';
 import { zeroOutcomeCounts, type Outcome, type SampleRecorder } from '../sample/sample.js';
+import type { OpenLimit } from './open-limit.js';
 
 /** What the keyspace tracker (keyspace-tracker.ts) counts and is given, apart from how it works. */
 
@@ -59,9 +60,6 @@ export interface KeyspaceTrackerOptions {
   keepUnconfirmed?: boolean;
   /** Reads a key's PTTL on the node it lives on: `key` is as shown, `keyBytes` the exact bytes to send. */
   readTtl: (node: string, db: number, key: string, keyBytes: Buffer) => Promise<number>;
-  /**
-   * `maxOpen` locks are open: a stretch in which new locks are not followed began (`atLimit` without
-   * `endedMs`), or ended, with the locks it cost (a lock ended and made room, or the tracker closed).
-   */
-  onOpenLimit?: (stretch: { fromMs: number; endedMs?: number; dropped: number }) => void;
+  /** Where the stretches at `maxOpen` are said and recorded (see `OpenLimit`). */
+  openLimit?: OpenLimit;
 }

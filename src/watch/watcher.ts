@@ -8,6 +8,7 @@ import { KeyspaceTracker, type WatchStats } from './keyspace-tracker.js';
 import { checkNotifications, renewLease, restoreNotifications, select, type SettingsContext, type SettingsNode } from './notification-settings.js';
 import { resolveWatchOptions, type ResolvedWatchOptions, type WatchOptions } from './options.js';
 import { dbOf, eventAt, keyStartOf } from './keyspace-channel.js';
+import { OpenLimit } from './open-limit.js';
 import { isOwnKeyAt } from './own-keys.js';
 import { RespConnection, nodeOfUrl, type NodeAddress, type OpenOptions, type Reply } from './resp.js';
 
@@ -49,7 +50,6 @@ export class KeyspaceWatcher {
   private poll: NodeJS.Timeout | undefined;
   private renewal: NodeJS.Timeout | undefined;
   private pacer: NodeJS.Timeout | undefined;
-  private warnedAtLimit = false;
   private cluster = false;
   private readonly settings: SettingsContext;
 
@@ -62,7 +62,7 @@ export class KeyspaceWatcher {
       // A glob that matches every key matches every cache: there, only a release makes a lock.
       keepUnconfirmed: options.match !== '*',
       readTtl: (node, db, _key, keyBytes) => this.readTtl(node, db, keyBytes),
-      onOpenLimit: (stretch) => this.onOpenLimit(stretch),
+      openLimit: new OpenLimit({ maxOpen: options.maxOpen, recorders: options.recorders, instance: options.instance, onNotice: options.onNotice }),
     });
     this.settings = {
       watcherId: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
@@ -229,32 +229,6 @@ export class KeyspaceWatcher {
       this.options.onNotice?.(lossNotice(node.id, diagnosis, fromMs, openHolds));
       return this.reconnect(node);
     }).catch(() => undefined); // nothing here may end the host process
-  }
-
-  /**
-   * `maxOpen` locks are open (keys set and never released, most likely): new locks are not followed until
-   * one ends. Said once per process, and each stretch recorded as a gap, so that the report marks its hours.
-   */
-  private onOpenLimit(stretch: { fromMs: number; endedMs?: number; dropped: number }): void {
-    const limit = `--max-open ${this.options.maxOpen}`;
-    if (stretch.endedMs === undefined) {
-      if (this.warnedAtLimit) return;
-      this.warnedAtLimit = true;
-      this.options.onNotice?.(
-        `${this.options.maxOpen} locks are open at once (${limit}): new locks are not followed until one ends, counted as dropped and recorded as a gap. ` +
-          'Keys set with a TTL and never deleted (a cache --match also matches?) fill it: narrow --match, or raise --max-open',
-      );
-      return;
-    }
-    const { instance } = this.options;
-    recordGapSafely(this.options.recorders, {
-      source: limit,
-      fromMs: stretch.fromMs,
-      toMs: stretch.endedMs,
-      reason: 'open-limit',
-      openHolds: stretch.dropped,
-      ...(instance !== undefined && { instance }),
-    });
   }
 
   /** Hands the node's gap, now over, to the recorders that keep gaps. */
