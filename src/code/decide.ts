@@ -1,8 +1,9 @@
 import type { Analysis } from '../analyze/analyze.js';
-import { decideEntry, type Decision } from '../analyze/decision.js';
+import { decideEntry, type Decision, type DecisionOptions } from '../analyze/decision.js';
 import type { PatternAnalysis } from '../analyze/summarize.js';
 import { leaseOf, movedRenewalMs } from '../policy/apply.js';
-import { decisionOptions, type CheckOptions } from '../policy/check.js';
+import { decisionOptions, judgedTtl, type CheckOptions } from '../policy/check.js';
+import { closestPattern } from '../policy/closest.js';
 import type { TtlPolicy } from '../policy/policy.js';
 import { literalText, type LiteralEdit } from './edit.js';
 import type { CodeScan, SkippedFile } from './scan.js';
@@ -20,8 +21,10 @@ import type { CodeSite, LeftAloneReason, TtlValue } from './types.js';
 /** One call site, judged. */
 export interface CodeRow {
   site: CodeSite;
-  /** The data's pattern for the site (its own when the data has none; see `looseMatch`). */
+  /** The data's pattern for the site (the most demanding of them, where it governs several); its own when the data has none. */
   pattern: string | undefined;
+  /** Every data pattern the site governs (an enum's values, a placeholder over literal segments). */
+  patterns: string[];
   analysis: PatternAnalysis | undefined;
   /** The decision for the site's TTL; `undefined` where there is none to take (see `leftAlone`, `noData`). */
   decision: Decision | undefined;
@@ -42,63 +45,118 @@ export interface CodeEdit extends LiteralEdit {
   toMs: number;
 }
 
+/**
+ * A data pattern no call site governs: in the samples, not found in the code. Judged as `check` judges
+ * it (the policy's entry or default TTL; with no policy, the TTL in use), so that `check --code` is never
+ * less strict than `check` on the same data.
+ */
+export interface UnmatchedPattern {
+  pattern: string;
+  analysis: PatternAnalysis;
+  decision: Decision;
+  /** The code's pattern most like it, a hint at why none matched (a key built otherwise, a wrapper not followed). */
+  closest: string | undefined;
+}
+
 export interface CodeCheckResult {
   rows: CodeRow[];
+  /** Data patterns no site governs, each judged as `check` would (see {@link UnmatchedPattern}). */
+  unmatched: UnmatchedPattern[];
   /** Files the scan could not read, each with why (see `scanCode`): listed, never passed in silence. */
   skipped: SkippedFile[];
-  /** 1 when a row fails. */
+  /** 1 when a row fails, or a data pattern no site governs fails as it would in `check`. */
   exitCode: 0 | 1;
 }
 
 /** Judges each call site against the data (and the policy file, which wins where it has an entry). */
 export function checkCode({ sites, skipped }: CodeScan, analysis: Analysis, policy: TtlPolicy | undefined, options: CheckOptions = {}): CodeCheckResult {
   const o = decisionOptions(options);
-  const byPattern = new Map(analysis.patterns.map((p) => [p.pattern, p]));
-  const dataPattern = (site: CodeSite) => (site.pattern === undefined ? undefined : (byPattern.get(site.pattern) ?? looseMatch(site.pattern, analysis.patterns))?.pattern ?? site.pattern);
-  const shared = sharedLiterals(sites, dataPattern);
+  const governed = new Map(sites.map((site) => [site, site.inner ? [] : governedPatterns(site.patterns, analysis.patterns)]));
+  const shared = sharedLiterals(sites, (site) => governed.get(site)![0]?.pattern ?? site.pattern);
   const rows = sites.map((site): CodeRow => {
-    const row: CodeRow = { site, pattern: site.pattern, analysis: undefined, decision: undefined, edits: [], leftAlone: undefined, noData: false, level: 'info' };
+    const members = [...governed.get(site)!].sort((a, b) => b.recommendedTtlMs - a.recommendedTtlMs);
+    const row: CodeRow = { site, pattern: members[0]?.pattern ?? site.pattern, patterns: members.map((m) => m.pattern), analysis: members[0], decision: undefined, edits: [], leftAlone: undefined, noData: false, level: 'info' };
+    if (site.inner) return { ...row, leftAlone: { kind: 'wrapper-inner', ...site.inner } };
     if (site.pattern === undefined) return { ...row, leftAlone: { kind: 'key-not-mapped', text: site.keyText }, level: 'warn' };
-    const p = byPattern.get(site.pattern) ?? looseMatch(site.pattern, analysis.patterns);
-    row.pattern = p?.pattern ?? site.pattern;
-    const entry = policy?.entryForPattern(row.pattern);
-    if (entry) return { ...row, analysis: p, leftAlone: { kind: 'overridden', entryPattern: entry.pattern } };
-    if (!site.ttl) return { ...row, analysis: p, leftAlone: { kind: 'library-default' } };
-    if (!p) return { ...row, noData: true };
+    const entry = members.map((m) => policy?.entryForPattern(m.pattern)).find((e) => e !== undefined) ?? policy?.entryForPattern(site.pattern);
+    if (entry) return { ...row, leftAlone: { kind: 'overridden', entryPattern: entry.pattern } };
+    if (!site.ttl) return { ...row, leftAlone: { kind: 'library-default' } };
+    if (members.length === 0) return { ...row, noData: true };
     const ttl = site.ttl;
     const why = ttl.why ?? sharedReason(shared, ttl);
-    if (ttl.valueMs === undefined) return { ...row, analysis: p, leftAlone: why, level: 'warn' };
-    const { decisions } = decideEntry([p], { ttlMs: ttl.valueMs, source: 'policy' }, analysis.policy, o);
-    const d = decisions[0]!;
-    if (d.apply.kind !== 'write') return { ...row, analysis: p, decision: d, level: d.level };
+    if (ttl.valueMs === undefined) return { ...row, leftAlone: why, level: 'warn' };
+    // One TTL for every data pattern the site governs, as one policy entry for several: the most demanding decides.
+    const entryDecision = decideEntry(members, { ttlMs: ttl.valueMs, source: 'policy' }, analysis.policy, o);
+    const d = entryDecision.decisions[entryDecision.neediest]!;
+    const judged = { ...row, pattern: members[entryDecision.neediest]!.pattern, analysis: members[entryDecision.neediest], decision: d };
+    const level = worst(entryDecision.decisions);
+    if (entryDecision.apply.kind !== 'write') return { ...judged, level };
     // apply --code cannot make the move: never a failure (check fails only on what apply changes), a look that names why.
-    if (why || !ttl.literal) return { ...row, analysis: p, decision: d, leftAlone: why, level: 'warn' };
-    const toMs = d.apply.toMs;
+    if (why || !ttl.literal) return { ...judged, leftAlone: why, level: 'warn' };
+    const toMs = entryDecision.apply.toMs;
     const edits: CodeEdit[] = [edit(ttl, ttl.valueMs, toMs)];
     for (const r of site.renewals) {
       if (r.valueMs === undefined || !r.literal || r.why || sharedReason(shared, r)) continue;
       const renewTo = movedRenewalMs(r.role === 'threshold' ? 'threshold' : 'interval', r.valueMs!, ttl.valueMs, toMs, leaseOf(d)?.recommended.thresholdMs ?? 0);
       if (renewTo !== r.valueMs) edits.push(edit(r, r.valueMs, renewTo));
     }
-    return { ...row, analysis: p, decision: d, edits, level: d.level };
+    return { ...judged, edits, level };
   });
-  return { rows, skipped, exitCode: rows.some((r) => r.level === 'fail') ? 1 : 0 };
+  const unmatched = unmatchedPatterns(analysis, new Set([...governed.values()].flat()), sites, policy, o);
+  const fails = rows.some((r) => r.level === 'fail') || unmatched.some((u) => u.decision.level === 'fail');
+  return { rows, unmatched, skipped, exitCode: fails ? 1 : 0 };
+}
+
+function worst(decisions: readonly Decision[]): 'fail' | 'warn' | 'info' {
+  return decisions.some((d) => d.level === 'fail') ? 'fail' : decisions.some((d) => d.level === 'warn') ? 'warn' : 'info';
 }
 
 /**
- * The data's pattern for a key read from code whose id's form the code does not show
- * (`cart:lock:${cartId}` reads as `{id}`; the data says `{uuid}`): the one pattern that
- * differs only in the kind of id, if exactly one does.
+ * The data patterns a site's key patterns govern, as a reader would match them: the same pattern (an
+ * id's form apart: `{id}`, `{uuid}`, `{hex}`), or — where the code's pattern has a literal of its own —
+ * a placeholder from the code over a literal segment of the data (`${notificationType}` over `limitReached`).
  */
-function looseMatch(pattern: string, patterns: readonly PatternAnalysis[]): PatternAnalysis | undefined {
+export function governedPatterns(codePatterns: readonly string[], data: readonly PatternAnalysis[]): PatternAnalysis[] {
   const loose = (text: string) => text.replace(/\{(?:id|uuid|hex)\}/g, '{id}');
-  const wanted = loose(pattern);
-  const found = patterns.filter((p) => loose(p.pattern) === wanted);
-  return found.length === 1 ? found[0] : undefined;
+  const out = new Set<PatternAnalysis>();
+  for (const code of codePatterns) {
+    const exact = data.filter((p) => loose(p.pattern) === loose(code));
+    if (exact.length > 0) {
+      exact.forEach((p) => out.add(p));
+      continue;
+    }
+    // A pattern of placeholders only would cover every key of its shape: it matches only by form.
+    if (!/\p{L}/u.test(code.replace(/\{(?:id|uuid|hex)\}/g, ''))) continue;
+    const re = new RegExp(`^${code.split(/(\{(?:id|uuid|hex)\})/).map((part, i) => (i % 2 === 1 ? '[^:/|#]+' : escapeRegExp(part))).join('')}$`);
+    for (const p of data) if (re.test(p.pattern)) out.add(p);
+  }
+  return [...out];
 }
 
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The data patterns no site governs, judged as `check` judges them (see {@link UnmatchedPattern}). */
+function unmatchedPatterns(analysis: Analysis, governed: ReadonlySet<PatternAnalysis>, sites: readonly CodeSite[], policy: TtlPolicy | undefined, o: DecisionOptions): UnmatchedPattern[] {
+  const codePatterns = [...new Set(sites.flatMap((s) => s.patterns))];
+  return analysis.patterns
+    .filter((p) => !governed.has(p))
+    .map((p) => {
+      const decision = policy ? decideEntry([p], judgedTtl(policy, p.pattern).judged, analysis.policy, o).decisions[0]! : decideEntry([p], { ttlMs: p.ttl.currentMs, source: 'in-use' }, analysis.policy, o).decisions[0]!;
+      return { pattern: p.pattern, analysis: p, decision, closest: closestPattern(p.pattern, codePatterns) };
+    })
+    .sort((a, b) => Number(b.decision.level === 'fail') - Number(a.decision.level === 'fail') || a.pattern.localeCompare(b.pattern));
+}
+
+/**
+ * The edit that makes a value `toMs`: the literal in its own unit (seconds rounded up: `EX` takes whole
+ * seconds), or the option added where the call had none (a library's default).
+ */
 function edit(value: TtlValue, fromMs: number, toMs: number): CodeEdit {
-  return { value, fromMs, toMs, literal: value.literal!, text: literalText(value.literal!.text, toMs) };
+  const units = value.msPerUnit > 1 ? Math.ceil(toMs / value.msPerUnit - 1e-9) : toMs;
+  const text = value.insert ? `${value.insert.before}${units}${value.insert.after}` : literalText(value.literal!.text, units);
+  return { value, fromMs, toMs: units * value.msPerUnit, literal: value.literal!, text };
 }
 
 const literalKey = (v: TtlValue) => (v.literal ? `${v.literal.path}:${v.literal.start}` : undefined);

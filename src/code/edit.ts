@@ -15,6 +15,9 @@ import type { LiteralSpan } from './types.js';
  * - anything else (`5e3`, a sum) becomes the number of milliseconds.
  */
 export function literalText(original: string, toMs: number): string {
+  // A number written as a string (`process.env.X ?? '5000'`) stays a string, in its quotes.
+  const quoted = /^(['"`])(.*)\1$/s.exec(original);
+  if (quoted) return `${quoted[1]}${literalText(quoted[2]!, toMs)}${quoted[1]}`;
   const separators = original.includes('_');
   // A product of literals: keep its unit factors, change the leading one (`5 * 60 * 1000` → `3 * 1000`).
   const factors = /^[\d_.\s*]+$/.test(original) && original.includes('*') ? original.split('*') : [];

@@ -7,9 +7,9 @@ export const MAX_ANNOTATIONS = 10;
 export interface Annotation {
   /** `error` for what fails the check, `warning` for the rest. */
   level: 'error' | 'warning';
-  file: string;
-  /** 1-based. */
-  line: number;
+  /** The file and 1-based line it is shown on; `undefined` for a finding of no one line (shown on the run). */
+  file: string | undefined;
+  line: number | undefined;
   title: string;
   message: string;
 }
@@ -30,7 +30,8 @@ export interface GithubOutput {
 export function renderGithub(annotations: readonly Annotation[], headline: string, summary: string): GithubOutput {
   const ordered = [...annotations.filter((a) => a.level === 'error'), ...annotations.filter((a) => a.level === 'warning')];
   const shown = ordered.slice(0, MAX_ANNOTATIONS);
-  const commands = shown.map((a) => `::${a.level} file=${property(a.file)},line=${a.line},title=${property(a.title)}::${data(a.message)}\n`).join('');
+  const where = (a: Annotation) => (a.file === undefined ? '' : `file=${property(a.file)},line=${a.line ?? 1},`);
+  const commands = shown.map((a) => `::${a.level} ${where(a)}title=${property(a.title)}::${data(a.message)}\n`).join('');
   const more = ordered.length - shown.length;
   return {
     annotations: `${commands}${headline}\n`,

@@ -49,7 +49,10 @@ export function renderCodeApplyLines(result: CodeCheckResult, edits: readonly Co
   for (const e of edits) {
     const row = result.rows.find((r) => r.edits.includes(e));
     const pattern = row?.pattern === undefined ? '' : ` (${printable(row.pattern)})`;
-    out.push(`changed ${e.value.declaration.file}:${e.value.declaration.line} ${e.value.option}${pattern}: ${formatMs(e.fromMs)} → ${formatMs(e.toMs)}`);
+    const from = e.value.libraryDefault ? `library default ${formatMs(e.fromMs)}` : formatMs(e.fromMs);
+    // The literal is the default of an environment variable: where the variable is set, it wins.
+    const env = e.value.env === undefined ? '' : ` (the default of ${e.value.env}: a deployed ${e.value.env} overrides it)`;
+    out.push(`${e.value.libraryDefault ? 'added' : 'changed'} ${e.value.declaration.file}:${e.value.declaration.line} ${e.value.option}${pattern}: ${from} → ${formatMs(e.toMs)}${env}`);
   }
   for (const row of result.rows) {
     if (row.edits.length > 0) continue;
@@ -57,10 +60,12 @@ export function renderCodeApplyLines(result: CodeCheckResult, edits: readonly Co
     const toMs = d && d.apply.kind !== 'keep' && !d.insufficient ? d.apply.toMs : undefined;
     const ttl = row.site.ttl?.valueMs === undefined ? '' : ` ${move(formatMs(row.site.ttl.valueMs), toMs)}`;
     const name = `${siteName(row)} ${row.site.call}${row.pattern === undefined ? '' : ` ${printable(row.pattern)}`}${ttl}`;
+    if (row.leftAlone?.kind === 'wrapper-inner') continue; // its callers are the sites, each listed
     if (row.leftAlone) out.push(`left alone ${name}: ${leftAloneText(row.leftAlone)}`);
     else if (row.noData) out.push(`left alone ${name}: no data for this pattern in the window`);
     else if (d?.apply.kind === 'hold') out.push(skippedLine(name, d.apply.why));
   }
+  for (const u of result.unmatched) if (u.decision.level !== 'info') out.push(`not found ${printable(u.pattern)}: in the samples, no call site in the code; nothing to edit`);
   for (const f of result.skipped) out.push(`skipped ${f.file}: ${f.reason}`);
   return (edits.length === 0 ? 'no changes in the code; every TTL ttl-advisor may edit matches the data.\n' : '') + joinLines(out);
 }

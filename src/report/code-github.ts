@@ -2,7 +2,8 @@ import type { Analysis } from '../analyze/analyze.js';
 import type { CodeCheckResult, CodeRow } from '../code/decide.js';
 import { printable } from '../text.js';
 import { formatCount, formatMs } from '../units.js';
-import { codeHeadline, renderCodeCheckMarkdown, rowReason } from './code.js';
+import { codeHeadline, renderCodeCheckMarkdown, rowReason, unmatchedText } from './code.js';
+import { findingText } from './decision-text.js';
 import { MAX_ANNOTATIONS, renderGithub, type Annotation, type GithubOutput } from './annotations.js';
 import { VERDICT_LABEL } from './verdict-style.js';
 
@@ -20,6 +21,10 @@ export function renderCodeCheckGithub(result: CodeCheckResult, analysis: Analysi
       const at = row.site.ttl?.declaration ?? row.site.at;
       return { level: row.level === 'fail' ? 'error' : 'warning', file: at.file, line: at.line, title: title(row), message: message(row) };
     });
+  for (const u of result.unmatched) {
+    if (u.decision.level === 'info') continue;
+    annotations.push({ level: u.decision.level === 'fail' ? 'error' : 'warning', file: undefined, line: undefined, title: `${printable(u.pattern)}: ${VERDICT_LABEL[u.decision.verdict]}, not found in the code`, message: `${u.decision.findings.map((f) => findingText(f)).join(' ')} ${unmatchedText(u)}.` });
+  }
   for (const f of result.skipped) annotations.push({ level: 'warning', file: f.file, line: 1, title: 'file not read', message: `${f.reason}: any lock in it is not checked` });
   return renderGithub(annotations, codeHeadline(result), renderCodeCheckMarkdown(result, analysis));
 }

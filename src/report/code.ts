@@ -1,6 +1,6 @@
 import type { Analysis } from '../analyze/analyze.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
-import type { CodeCheckResult, CodeRow } from '../code/decide.js';
+import type { CodeCheckResult, CodeRow, UnmatchedPattern } from '../code/decide.js';
 import type { LeftAloneReason } from '../code/types.js';
 import { printable } from '../text.js';
 import { formatCount, formatMs } from '../units.js';
@@ -58,10 +58,24 @@ export function rowReason(row: CodeRow, text: (s: string) => string = printable)
 
 /** The first line of `check --code`, stating what the exit code states (see {@link headlineText}). */
 export function codeHeadline(result: CodeCheckResult): string {
-  const failing = result.rows.filter((r) => r.level === 'fail').length;
-  // A file not read may hold a lock: a look, as a site left alone is.
-  const warning = result.rows.filter((r) => r.level === 'warn').length + result.skipped.length;
+  const failing = result.rows.filter((r) => r.level === 'fail').length + result.unmatched.filter((u) => u.decision.level === 'fail').length;
+  // A file not read may hold a lock: a look, as a site left alone is; so is a data pattern no site governs.
+  const warning = result.rows.filter((r) => r.level === 'warn').length + result.skipped.length + result.unmatched.filter((u) => u.decision.level === 'warn').length;
   return headlineText('ttl-advisor check --code', { exitCode: result.exitCode, failing, warning }, `every TTL in the code matches the data ✅ (${result.rows.length} call site(s))`);
+}
+
+/** A site's TTL as it runs: its value, the environment variable that overrides it, or the library's default. */
+export function ttlText(row: CodeRow, code: (s: string) => string = (t) => `\`${t}\``): string {
+  const ttl = row.site.ttl;
+  if (ttl?.valueMs === undefined) return '—';
+  if (ttl.libraryDefault) return `${formatMs(ttl.valueMs)} (library default)`;
+  return ttl.env === undefined ? formatMs(ttl.valueMs) : `${formatMs(ttl.valueMs)} (default of ${code(ttl.env)})`;
+}
+
+/** Why a data pattern no site governs was not found, in a few words. */
+export function unmatchedText(u: UnmatchedPattern, code: (s: string) => string = (t) => `\`${t}\``): string {
+  const closest = u.closest === undefined ? '' : ` (the closest in the code: ${code(u.closest)})`;
+  return `in the samples, not found in the code: no call site's key reads as this pattern${closest} — a key built in a way not read, a lock in a file not scanned, or another service's`;
 }
 
 function recommended(row: CodeRow): string {
@@ -74,6 +88,7 @@ function recommended(row: CodeRow): string {
 function state(row: CodeRow): string {
   const parts: string[] = [];
   if (row.decision) parts.push(`${VERDICT_MARK[row.decision.verdict]} ${VERDICT_LABEL[row.decision.verdict]}`);
+  else if (row.leftAlone?.kind === 'wrapper-inner') parts.push(`lock API: ${row.leftAlone.callers} caller(s)`);
   else if (row.leftAlone?.kind === 'overridden') parts.push('overridden by the policy');
   else if (row.leftAlone) parts.push('left alone');
   else if (row.noData) parts.push('no data');
@@ -88,10 +103,10 @@ export function renderCodeCheckMarkdown(result: CodeCheckResult, analysis: Analy
   if (result.rows.length === 0 && result.skipped.length === 0) return [...lines, 'No lock call sites found.', ''].join('\n');
   lines.push('| call site | call | pattern | TTL | declared at | recommended | samples | |', '|---|---|---|---:|---|---:|---:|---|');
   for (const row of result.rows) {
-    const ttl = row.site.ttl?.valueMs;
+    const more = row.patterns.length > 1 ? ` (+${row.patterns.length - 1})` : '';
     lines.push(
-      `| ${markdownCode(siteName(row))} | ${markdownText(row.site.call)} | ${row.pattern === undefined ? 'not mapped' : markdownCode(row.pattern)} | ` +
-        `${ttl === undefined ? '—' : formatMs(ttl)} | ${markdownCode(declarationName(row))} | ${recommended(row)} | ${row.analysis ? formatCount(row.analysis.count) : '—'} | ${state(row)} |`,
+      `| ${markdownCode(siteName(row))} | ${markdownText(row.site.call)} | ${row.pattern === undefined ? 'not mapped' : markdownCode(row.pattern) + more} | ` +
+        `${ttlText(row, markdownCode)} | ${markdownCode(declarationName(row))} | ${recommended(row)} | ${row.analysis ? formatCount(row.analysis.count) : '—'} | ${state(row)} |`,
     );
   }
   lines.push('');
@@ -101,6 +116,14 @@ export function renderCodeCheckMarkdown(result: CodeCheckResult, analysis: Analy
   }
   const fine = result.rows.filter((r) => r.level === 'info' && rowReason(r, markdownText) !== '');
   if (fine.length > 0) lines.push('', '**Fine, with notes:**', '', ...fine.map((r) => `- ${markdownCode(siteName(r))}: ${rowReason(r, markdownText)}`));
+  if (result.unmatched.length > 0) {
+    lines.push('', '**In the samples, not found in the code** (judged as `check` judges them):', '');
+    for (const u of result.unmatched) {
+      const verdict = `${VERDICT_MARK[u.decision.verdict]} ${VERDICT_LABEL[u.decision.verdict]}${u.decision.level === 'fail' ? ' · **fails the check**' : ''}`;
+      const findings = u.decision.findings.map((f) => findingText(f, markdownText)).join(' ');
+      lines.push(`- ${markdownCode(u.pattern)}: ${verdict} — ${formatCount(u.analysis.count)} samples. ${findings} Why no site: ${unmatchedText(u, markdownCode)}.`);
+    }
+  }
   if (result.skipped.length > 0) lines.push('', '**Files not read** (any lock in them is not checked):', '', ...result.skipped.map((f) => `- ${markdownCode(f.file)}: ${f.reason}.`));
   return lines.join('\n') + '\n';
 }
@@ -112,11 +135,17 @@ export function renderCodeCheckJson(result: CodeCheckResult): string {
     library: r.site.library,
     call: r.site.call,
     pattern: r.pattern ?? null,
-    ttl: r.site.ttl ? { option: r.site.ttl.option, ms: r.site.ttl.valueMs ?? null, declaration: r.site.ttl.declaration } : null,
+    // Every data pattern the site governs (several for an enum in the key), and the wrappers the call goes through.
+    patterns: r.patterns,
+    via: r.site.via,
+    ttl: r.site.ttl
+      ? { option: r.site.ttl.option, ms: r.site.ttl.valueMs ?? null, declaration: r.site.ttl.declaration, env: r.site.ttl.env ?? null, libraryDefault: r.site.ttl.libraryDefault === true }
+      : null,
     level: r.level,
     decision: r.decision ?? null,
     edits: r.edits.map((e) => ({ at: e.value.declaration, option: e.value.option, fromMs: e.fromMs, toMs: e.toMs, text: e.text })),
     leftAlone: r.leftAlone ?? (r.noData ? { kind: 'no-data' } : null),
   }));
-  return JSON.stringify({ version: JSON_REPORT_VERSION, exitCode: result.exitCode, sites, skipped: result.skipped }, null, 2) + '\n';
+  const unmatched = result.unmatched.map((u) => ({ pattern: u.pattern, level: u.decision.level, verdict: u.decision.verdict, closest: u.closest ?? null, decision: u.decision }));
+  return JSON.stringify({ version: JSON_REPORT_VERSION, exitCode: result.exitCode, sites, unmatched, skipped: result.skipped }, null, 2) + '\n';
 }
