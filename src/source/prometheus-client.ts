@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { PrometheusError } from '../errors.js';
-import { redactUrl } from '../redact-url.js';
+import { cutUserinfoText, cutsUserinfo, redactUrl } from '../redact-url.js';
 
 /**
  * A small client for the Prometheus HTTP API (`/api/v1/query`, `/api/v1/query_range`), which Thanos
@@ -56,6 +56,9 @@ export class PrometheusClient {
   private readonly sent: string | undefined;
 
   constructor(options: PrometheusClientOptions) {
+    // A password a parser would cut (`u:s3cr@Hunter/rest@host`): it would send `s3cr` to `Hunter`, and show
+    // it nowhere but there. Refused, as a Redis URL is, before anything is sent; the URL is not shown.
+    if (cutsUserinfo(options.url)) throw new PrometheusError('(not shown)', cutUserinfoText('--prometheus'));
     this.displayUrl = redactUrl(options.url);
     let base: URL;
     try {
