@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runMeasuredCli } from '../helpers/child.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -99,5 +100,31 @@ describe('--prometheus against hostile servers (issue 47)', () => {
     expect(encoded.code, encoded.stderr).toBe(0);
     expect(api.asked[0]!.authorization).toBe(`Basic ${Buffer.from('reader:s3cr@Hunter/rest').toString('base64')}`);
     expect(encoded.stdout + encoded.stderr).not.toMatch(/s3cr|Hunter/);
+  });
+
+  it('P3: --prometheus-timeout is a deadline for the whole request, not for each silence: a server sending a byte every 2 s is cut off', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const api = await fakeServer((_query, _path, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      // A valid answer, one byte every 2 s: each byte resets an idle timeout; the whole takes minutes.
+      const body = JSON.stringify({ status: 'success', data: { resultType: 'matrix', result: [] } });
+      let at = 0;
+      const timer = setInterval(() => {
+        if (res.destroyed || at >= body.length) return void clearInterval(timer);
+        res.write(body[at++]!);
+      }, 2000);
+      timers.push(timer);
+    });
+    try {
+      const out = tempDir();
+      const run = await runMeasuredCli(['report', '--prometheus', api.url, '--prometheus-timeout', '3', '--format', 'json', '--out', out], { timeoutMs: 45_000 });
+      console.log(`P3: wall ${run.wallMs.toFixed(0)} ms under a 3 s deadline`);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toBe(`ttl-advisor: Prometheus at ${api.url} did not answer within 3 s\n`);
+      // 3 s and a process's start: far below the 61 s an idle timeout let it run (and the 2 minutes the answer takes).
+      expect(run.wallMs).toBeLessThan(20_000);
+    } finally {
+      for (const timer of timers) clearInterval(timer);
+    }
   });
 });
