@@ -101,6 +101,10 @@ export function warningText(warning: AnalysisWarning): string {
       return `The samples span ${formatSpan(warning.spanMs)}, less than 24 h: daily peaks may be missing, so p99 may be too low.`;
     case 'nothing-matched':
       return nothingMatchedText(warning.held);
+    case 'outside-window':
+      return `Prometheus answered ${formatCount(warning.points)} point(s) outside the window asked for (timestamps before it or after it): left out.`;
+    case 'invalid-values':
+      return `Prometheus answered ${formatCount(warning.values)} value(s) that are not valid (NaN, infinite, negative, out of range, or not shaped as the API answers): left out.`;
   }
 }
 
