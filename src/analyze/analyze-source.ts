@@ -42,6 +42,7 @@ function leftOutNotes({ leftOut }: SourceData): AnalysisWarning[] {
   return [
     ...(leftOut.outsideWindow > 0 ? [{ kind: 'outside-window' as const, points: leftOut.outsideWindow }] : []),
     ...(leftOut.invalid > 0 ? [{ kind: 'invalid-values' as const, values: leftOut.invalid }] : []),
+    ...(leftOut.overBudget ? [{ kind: 'pattern-budget' as const, ...leftOut.overBudget }] : []),
   ];
 }
 

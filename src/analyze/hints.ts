@@ -38,7 +38,9 @@ export type AnalysisWarning =
   /** A source (Prometheus) answered points timed outside the window asked for: left out. */
   | { kind: 'outside-window'; points: number }
   /** A source answered values that are no count, bound or TTL, or not in its API's shape: left out. */
-  | { kind: 'invalid-values'; values: number };
+  | { kind: 'invalid-values'; values: number }
+  /** A source had more patterns than a samples file keeps: the `kept` busiest are reported, the rest are `{other}`. */
+  | { kind: 'pattern-budget'; patterns: number; kept: number };
 
 
 /**

@@ -7,7 +7,7 @@ import { MAX_COUNT, MAX_SUM_S, MAX_TTL_S, checkRenames, checkSeries, type Checke
 import type { PrometheusClient } from './prometheus-client.js';
 import { hourlyBuckets, hourlyCounter, hourlyGauge, hourlyNative, metricNames, labelName, renames } from './promql.js';
 import { parseNative } from './native.js';
-import { learnNames } from '../keys/learned-names.js';
+import { locksByLabel, readAsPatterns } from './pattern-budget.js';
 import type { BucketLayout, SourceBucket, SourceData, SourceHourRow, SourceLeftOut, SourcePattern } from './types.js';
 
 /** Options of {@link readPrometheus}. */
@@ -63,16 +63,13 @@ export async function readPrometheus(client: PrometheusClient, options: Promethe
   ]);
 
   // Series exported before their position was learned (`lock:user:anna`, then `lock:user:{id}`) read as one
-  // pattern; the patterns asked for (`--pattern`) only.
+  // pattern; the patterns asked for (`--pattern`) only; within a samples file's pattern budget.
   const labels = new Set<string>();
   for (const result of [classic, native, sums, outcomes, wait, ttl]) for (const series of result) if (series.pattern !== undefined) labels.add(series.pattern);
-  const { nameOf } = learnNames(labels, aliases);
   const matchers = (options.patterns ?? []).map(globMatcher);
-  const readAs = new Map<string, string>();
-  for (const recorded of labels) {
-    const pattern = nameOf.get(recorded) ?? recorded;
-    if (matchers.length === 0 || matchers.some((m) => m(pattern))) readAs.set(recorded, pattern);
-  }
+  const locks = locksByLabel({ holds: classic.filter((s) => s.le === Infinity), native, outcomes });
+  const { readAs, overBudget } = readAsPatterns(labels, locks, aliases, (p) => matchers.length === 0 || matchers.some((m) => m(p)));
+  leftOut.overBudget = overBudget;
 
   const hours = new Map<string, Map<number, Hour>>();
   const hourOf = (series: CheckedSeries, start: number): Hour => {

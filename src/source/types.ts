@@ -41,6 +41,8 @@ export interface SourceLeftOut {
   outsideWindow: number;
   /** Values that are no count, bound or TTL (NaN, infinite, negative, out of range), or not in the shape the API answers. */
   invalid: number;
+  /** More patterns than a samples file keeps: how many there were, and how many are reported (the rest are `{other}`). */
+  overBudget?: { patterns: number; kept: number } | undefined;
 }
 
 /** What a source read: the patterns, and the source as reports may name it (credentials redacted). */

@@ -197,6 +197,30 @@ describe('--prometheus against hostile servers (issue 47)', () => {
     }
   });
 
+  it('P4: 40,000 pattern labels: the 1,000 with the most locks are reported (a samples file’s budget), the rest counted under {other} and said once', async () => {
+    const N = 40_000;
+    const [a, b] = lastHours();
+    // Label i has N − i locks per hour: the busiest are the first.
+    const buckets = Array.from({ length: N }, (_, i) => bucketSeries(`svc${i}:lock:job`, [a, b], N - i, 0)).flat();
+    const api = await fakeApi({ buckets });
+    const out = tempDir();
+    const run = await runMeasuredCli(['report', '--prometheus', api.url, '--since', '6h', '--format', 'json,md', '--out', out], { timeoutMs: 120_000 });
+    console.log(`P4: ${N} labels: peak RSS ${run.maxRssMiB.toFixed(0)} MiB, CPU ${run.cpuMs} ms, wall ${run.wallMs.toFixed(0)} ms`);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.maxRssMiB).toBeLessThan(MAX_RSS_MIB);
+    const report = readJsonReport(out);
+    expect(report.patterns).toHaveLength(1000);
+    expect(new Set(report.patterns.map((p) => p.pattern))).toEqual(new Set(Array.from({ length: 1000 }, (_, i) => `svc${i}:lock:job`)));
+    // The other 39,000 labels' locks, counted: 2 hours × (N − i) each.
+    let rest = 0;
+    for (let i = 1000; i < N; i++) rest += 2 * (N - i);
+    expect(report.unattributed?.count).toBe(rest);
+    const said = run.stderr.split('\n').filter((line) => /more than the 1,000/.test(line));
+    expect(said).toEqual([
+      'warning: Prometheus has 40,000 patterns, more than the 1,000 a samples file keeps: the 1,000 with the most locks are reported, the other 39,000 counted under {other} (--pattern picks the ones to report).',
+    ]);
+  });
+
   it('P5: NaN, Infinity, negative counts, nonsense series and bounds, a 100 KB label: left out or capped, counted, said once; never in the outputs', async () => {
     const [a, b] = lastHours();
     const long = `big:lock:${'x'.repeat(100_000)}`;
