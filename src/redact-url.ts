@@ -26,3 +26,26 @@ export function redactUrl(url: string): string {
   }
   return text.replace(SECRET_VALUE, '$1***');
 }
+
+/**
+ * Whether a URL's userinfo is one a parser would cut: an `@` after the first `/`, `?` or `#` past the
+ * scheme's `//`. URL parsers end the userinfo there, so with one of them unencoded in the password the
+ * rest of the password becomes the host and the path (`http://u:s3cr@Hunter/rest@host` goes to `Hunter`,
+ * with `s3cr` as the password). Such a URL is refused, for Redis and Prometheus alike, and not shown.
+ */
+export function cutsUserinfo(url: string): boolean {
+  const text = String(url);
+  const start = text.indexOf('//');
+  if (start < 0) return false;
+  const rest = text.slice(start + 2);
+  const end = rest.search(/[/?#]/);
+  return end >= 0 && rest.indexOf('@', end) >= 0;
+}
+
+/** The refusal of a URL whose userinfo a parser would cut ({@link cutsUserinfo}): it names the rule, never the URL. */
+export function cutUserinfoText(which: string): string {
+  return (
+    `Invalid ${which} URL (not shown: it may hold a password): an @ comes after a / ? or #, where a parser ends the password; ` +
+    'percent-encode @ / ? # in the user name and password (%40 %2F %3F %23)'
+  );
+}

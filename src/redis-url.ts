@@ -1,5 +1,5 @@
 import { TtlAdvisorError } from './errors.js';
-import { redactUrl } from './redact-url.js';
+import { cutUserinfoText, cutsUserinfo, redactUrl } from './redact-url.js';
 
 /**
  * Redis URLs, and why a connection to one failed, in one wording for every
@@ -32,7 +32,7 @@ export function parseRedisUrl(url: string): URL {
   // URL parsers end the userinfo at the first `/`, `?` or `#`: with one unencoded in the password, the
   // rest of the password becomes the host (`redis://:x@Hunter/rest@host` → "unknown host Hunter").
   // An `@` after one of them is such a cut password; the message shows no part of the URL.
-  if (cutUserinfo(text)) throw new TtlAdvisorError(CUT_USERINFO_TEXT);
+  if (cutsUserinfo(text)) throw new TtlAdvisorError(cutUserinfoText('Redis'));
   const shown = redactUrl(text);
   let parsed: URL;
   try {
@@ -47,19 +47,6 @@ export function parseRedisUrl(url: string): URL {
   }
   databaseOf(parsed, shown);
   return parsed;
-}
-
-/** The refusal of a URL whose userinfo a parser would cut: it names the rule, never the URL. */
-const CUT_USERINFO_TEXT =
-  'Invalid Redis URL (not shown: it may hold a password): an @ comes after a / ? or #, where a parser ends the password; percent-encode @ / ? # in the user name and password (%40 %2F %3F %23)';
-
-/** Whether an `@` follows the first `/`, `?` or `#` after the scheme's `//`. */
-function cutUserinfo(text: string): boolean {
-  const start = text.indexOf('//');
-  if (start < 0) return false;
-  const rest = text.slice(start + 2);
-  const end = rest.search(/[/?#]/);
-  return end >= 0 && rest.indexOf('@', end) >= 0;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { SourceBucket, SourceData, SourcePattern } from '../source/types.js
 import { nearestRank } from '../store/histogram/buckets.js';
 import { assembleAnalysis, checkWindow, type Analysis, type AnalyzeOptions } from './analyze.js';
 import type { P99Bucket } from './decision.js';
+import type { AnalysisWarning } from './hints.js';
 import { resolveRecommendationPolicy, type RecommendationPolicy } from './recommend.js';
 import { decidePattern, patternFigures, summarize, type PatternAnalysis } from './summarize.js';
 
@@ -26,13 +27,23 @@ export function analyzeSource(data: SourceData, options: AnalyzeOptions = {}): A
       ...(unattributed ? { unattributed: { count: unattributed.count, firstMs: unattributed.firstMs, lastMs: unattributed.lastMs } } : {}),
       held: undefined,
       gaps: [],
-      notes: [],
+      notes: leftOutNotes(data),
       unreadable: new Map(),
       sources: [data.source],
     },
     policy,
     options,
   );
+}
+
+/** What the source left out of what it read, as warnings: each kind once, with its count. */
+function leftOutNotes({ leftOut }: SourceData): AnalysisWarning[] {
+  if (!leftOut) return [];
+  return [
+    ...(leftOut.outsideWindow > 0 ? [{ kind: 'outside-window' as const, points: leftOut.outsideWindow }] : []),
+    ...(leftOut.invalid > 0 ? [{ kind: 'invalid-values' as const, values: leftOut.invalid }] : []),
+    ...(leftOut.overBudget ? [{ kind: 'pattern-budget' as const, ...leftOut.overBudget }] : []),
+  ];
 }
 
 /** A pattern's figures with the bucket its p99 lies in, then its one decision. */

@@ -34,7 +34,13 @@ export type AnalysisWarning =
   /** No pattern matched: what the databases hold in all. */
   | { kind: 'nothing-matched'; held: HeldData }
   /** A watcher could not see everything: its gaps (the first few; `count` in all) and the hours they touch. */
-  | { kind: 'gaps'; count: number; gaps: ObservedGap[]; hours: number };
+  | { kind: 'gaps'; count: number; gaps: ObservedGap[]; hours: number }
+  /** A source (Prometheus) answered points timed outside the window asked for: left out. */
+  | { kind: 'outside-window'; points: number }
+  /** A source answered values that are no count, bound or TTL, or not in its API's shape: left out. */
+  | { kind: 'invalid-values'; values: number }
+  /** A source had more patterns than a samples file keeps: the `kept` busiest are reported, the rest are `{other}`. */
+  | { kind: 'pattern-budget'; patterns: number; kept: number };
 
 
 /**

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_PATTERNS } from '../keys/pattern.js';
 import type { RawBudget } from '../record/raw-budget.js';
 import { RAW_ROW_DEFAULTS, resolveRawRows, type RawRowOptions } from '../record/recorder-options.js';
 import type { RecorderWarning } from '../sample/warn-once.js';
@@ -41,7 +42,7 @@ export const STREAM_SINK_DEFAULTS = Object.freeze({
   maxPendingBatches: 120,
   commandTimeoutMs: 2000,
   flushTimeoutMs: 5000,
-  maxPatterns: 1000,
+  maxPatterns: DEFAULT_MAX_PATTERNS,
   ...RAW_ROW_DEFAULTS,
 });
 

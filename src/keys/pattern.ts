@@ -35,6 +35,12 @@ export { MAX_PATTERN_LENGTH } from './segments.js';
 export const OVERFLOW_PATTERN = '{other}';
 
 /**
+ * The patterns a samples file keeps by default (`maxPatterns` of a `SqliteRecorder` and a stream sink):
+ * one budget, which a Prometheus source applies to its pattern labels too.
+ */
+export const DEFAULT_MAX_PATTERNS = 1000;
+
+/**
  * A user-written template such as `order:lock:product:{productId}`: literal text
  * with `{name}` placeholders, each matching one or more characters.
  */

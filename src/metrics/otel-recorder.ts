@@ -7,7 +7,7 @@ import { OUTCOMES, type LockSample, type Outcome, type SampleRecorder } from '..
 import { WarnOnce } from '../sample/warn-once.js';
 import { truncate } from '../text.js';
 import { DURATION_BUCKETS_S, INSTRUMENTS, METRIC_SOURCES, type MetricSource } from './instruments.js';
-import { resolveOtelOptions, type OtelRecorderOptions, type OtelWarningKind } from './otel-options.js';
+import { instrumentFrom, resolveOtelOptions, type OtelRecorderOptions, type OtelWarningKind } from './otel-options.js';
 import type { MetricAttributes, OtelCounter, OtelHistogram, OtelObservableGauge, OtelObservableResult } from './otel-types.js';
 
 /** What an {@link OtelRecorder} did with the samples it was given. */
@@ -79,13 +79,14 @@ export class OtelRecorder implements SampleRecorder {
     this.warnings = new WarnOnce<OtelWarningKind>(undefined, onWarning);
     const advice = { explicitBucketBoundaries: [...DURATION_BUCKETS_S] };
     const { hold, wait, lateness, outcomes, ttl, renamed } = INSTRUMENTS;
-    this.hold = meter.createHistogram(hold.name, { unit: hold.unit, description: hold.description, advice });
-    this.wait = meter.createHistogram(wait.name, { unit: wait.unit, description: wait.description, advice });
-    this.lateness = meter.createHistogram(lateness.name, { unit: lateness.unit, description: lateness.description, advice });
-    this.outcomes = meter.createCounter(outcomes.name, { unit: outcomes.unit, description: outcomes.description });
-    this.ttl = meter.createObservableGauge(ttl.name, { unit: ttl.unit, description: ttl.description });
+    this.hold = instrumentFrom(meter, 'createHistogram', hold.name, { unit: hold.unit, description: hold.description, advice });
+    this.wait = instrumentFrom(meter, 'createHistogram', wait.name, { unit: wait.unit, description: wait.description, advice });
+    this.lateness = instrumentFrom(meter, 'createHistogram', lateness.name, { unit: lateness.unit, description: lateness.description, advice });
+    this.outcomes = instrumentFrom(meter, 'createCounter', outcomes.name, { unit: outcomes.unit, description: outcomes.description });
+    this.ttl = instrumentFrom(meter, 'createObservableGauge', ttl.name, { unit: ttl.unit, description: ttl.description });
+    this.renamed = instrumentFrom(meter, 'createObservableGauge', renamed.name, { unit: renamed.unit, description: renamed.description });
+    // Callbacks only once every instrument was made: a refused meter is left with none of ours.
     this.ttl.addCallback(this.observeTtl);
-    this.renamed = meter.createObservableGauge(renamed.name, { unit: renamed.unit, description: renamed.description });
     this.renamed.addCallback(this.observeRenames);
   }
 

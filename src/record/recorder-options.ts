@@ -1,4 +1,5 @@
 import { fraction, integerOption, nonEmptyString, nonNegativeInteger, optionalStrings, optionsObject, positiveInteger } from '../validate.js';
+import { DEFAULT_MAX_PATTERNS } from '../keys/pattern.js';
 import type { RawBudget } from './raw-budget.js';
 import type { RecorderWarning } from '../sample/warn-once.js';
 import { defaultInstanceId } from '../token.js';
@@ -72,7 +73,7 @@ export const SQLITE_RECORDER_DEFAULTS = Object.freeze({
   flushIntervalMs: 1000,
   flushBatchSize: 5000,
   maxPendingRawRows: 50_000,
-  maxPatterns: 1000,
+  maxPatterns: DEFAULT_MAX_PATTERNS,
   maxDatabaseBytes: 256 * 1024 * 1024,
   retainMs: 0,
   busyTimeoutMs: 1000,

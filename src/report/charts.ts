@@ -39,8 +39,9 @@ export function overviewSpec(analysis: Analysis): TopLevelSpec {
     p99: Math.max(p.holdMs.p99, 0.001),
     current: Math.max(p.ttl.currentMs, 0.001),
     recommended: p.recommendedTtlMs,
-    lo: Math.min(p.ttl.currentMs, p.recommendedTtlMs),
-    hi: Math.max(p.ttl.currentMs, p.recommendedTtlMs),
+    // On the log axis as the points are: a TTL not known (0, a histogram of a team's own) drew the bar to NaN.
+    lo: Math.max(Math.min(p.ttl.currentMs, p.recommendedTtlMs), 0.001),
+    hi: Math.max(p.ttl.currentMs, p.recommendedTtlMs, 0.001),
     verdict: VERDICT_LABEL[p.verdict],
   }));
   const y = { field: 'label', type: 'nominal', sort: { field: 'order' }, title: null, axis: { labelLimit: 520, labelFontSize: 12 } } as const;
@@ -132,7 +133,11 @@ export function hourlySpec(p: PatternAnalysis): TopLevelSpec {
   const byHour = new Map(shown.map((h) => [h.hourStartMs, h]));
   const first = shown[0]?.hourStartMs ?? 0;
   const values: { hour: number; series: string; ms: number | null }[] = [];
-  for (let hour = first; hour <= newest && shown.length > 0; hour += HOUR) {
+  // Counted in steps, never `hour += HOUR` until `newest`: from 2^75 ms on, an hour added changes nothing, and
+  // such a loop never ended (a Prometheus point at 1e20 s ran a report out of memory). At most MAX_CHART_HOURS.
+  const steps = shown.length === 0 ? 0 : Math.min(MAX_CHART_HOURS, Math.floor((newest - first) / HOUR) + 1);
+  for (let step = 0; step < steps; step++) {
+    const hour = first + step * HOUR;
     const h = byHour.get(hour);
     values.push({ hour, series: 'p99', ms: h ? Math.max(h.p99Ms, 0.001) : null });
     values.push({ hour, series: 'longest hold', ms: h ? Math.max(h.maxMs, 0.001) : null });

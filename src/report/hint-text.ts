@@ -1,6 +1,7 @@
 import type { Analysis } from '../analyze/analyze.js';
 import type { AnalysisWarning, HeldData, Hint } from '../analyze/hints.js';
 import type { PatternAnalysis } from '../analyze/summarize.js';
+import { OVERFLOW_PATTERN } from '../keys/pattern.js';
 import { formatCount, formatMs, formatSpan, formatTime } from '../units.js';
 
 /**
@@ -101,6 +102,15 @@ export function warningText(warning: AnalysisWarning): string {
       return `The samples span ${formatSpan(warning.spanMs)}, less than 24 h: daily peaks may be missing, so p99 may be too low.`;
     case 'nothing-matched':
       return nothingMatchedText(warning.held);
+    case 'outside-window':
+      return `Prometheus answered ${formatCount(warning.points)} point(s) outside the window asked for (timestamps before it or after it): left out.`;
+    case 'invalid-values':
+      return `Prometheus answered ${formatCount(warning.values)} value(s) that are not valid (NaN, infinite, negative, out of range, or not shaped as the API answers): left out.`;
+    case 'pattern-budget':
+      return (
+        `Prometheus has ${formatCount(warning.patterns)} patterns, more than the ${formatCount(warning.kept)} a samples file keeps: the ${formatCount(warning.kept)} with the most locks are reported, ` +
+        `the other ${formatCount(warning.patterns - warning.kept)} counted under ${OVERFLOW_PATTERN} (--pattern picks the ones to report).`
+      );
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Analysis } from '../analyze/analyze.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
 import type { PatternAnalysis } from '../analyze/summarize.js';
-import { escapeHtml, printable } from '../text.js';
+import { escapeHtml, ownCopy, printable } from '../text.js';
 import { formatCount, formatMs, formatTime } from '../units.js';
 import { distributionSpec, hourlySpec, overviewSpec } from './charts.js';
 import { hintSentences, warningSentences } from './hint-text.js';
@@ -29,7 +29,9 @@ const prose = (value: string) => text(value).replace(/`([^`]+)`/g, '<code>$1</co
  */
 export async function renderHtml(analysis: Analysis): Promise<string> {
   const sections: string[] = [];
-  for (const [i, p] of analysis.patterns.entries()) sections.push(await patternSection(p, i, analysis));
+  // Each section as a string of its own: built by concatenation, it was a tree of its pieces that held about
+  // three times its size until the page was joined (1,000 patterns: 1.67 GB peak against 1.12 GB).
+  for (const [i, p] of analysis.patterns.entries()) sections.push(ownCopy(await patternSection(p, i, analysis)));
   const overview = analysis.patterns.length
     ? `<figure class="chart">${await renderSvg(overviewSpec(analysis))}<figcaption>○ current TTL &nbsp; ◆ recommended TTL &nbsp; ▏hold-time p99 &nbsp;·&nbsp; the bar spans current → recommended; bar and diamond take the verdict's colour, named after each pattern</figcaption></figure>`
     : '';

@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { PrometheusError } from '../errors.js';
-import { redactUrl } from '../redact-url.js';
+import { cutUserinfoText, cutsUserinfo, redactUrl } from '../redact-url.js';
 
 /**
  * A small client for the Prometheus HTTP API (`/api/v1/query`, `/api/v1/query_range`), which Thanos
@@ -22,7 +22,7 @@ export interface PrometheusClientOptions {
   headers?: Readonly<Record<string, string>> | undefined;
   /** A PEM file of the CA that signed the server's certificate (https). */
   caFile?: string | undefined;
-  /** Each request's limit (ms). @default 30_000 */
+  /** Each request's deadline (ms), from when it is sent to the answer's last byte. @default 30_000 */
   timeoutMs?: number | undefined;
 }
 
@@ -56,6 +56,9 @@ export class PrometheusClient {
   private readonly sent: string | undefined;
 
   constructor(options: PrometheusClientOptions) {
+    // A password a parser would cut (`u:s3cr@Hunter/rest@host`): it would send `s3cr` to `Hunter`, and show
+    // it nowhere but there. Refused, as a Redis URL is, before anything is sent; the URL is not shown.
+    if (cutsUserinfo(options.url)) throw new PrometheusError('(not shown)', cutUserinfoText('--prometheus'));
     this.displayUrl = redactUrl(options.url);
     let base: URL;
     try {
@@ -125,7 +128,19 @@ export class PrometheusClient {
 
   private send(url: URL, body: string): Promise<{ status: number; type: string; text: string }> {
     const where = `Prometheus at ${this.displayUrl}`;
-    return new Promise((resolve, reject) => {
+    return new Promise((settle, fail) => {
+      // One deadline for the whole request, answer included: an idle timeout let a server sending a byte
+      // every 2 s hold the CLI 61 s under a 3 s limit. Whatever ends first settles; the socket is let go.
+      let deadline: NodeJS.Timeout | undefined;
+      const resolve = (answer: { status: number; type: string; text: string }) => {
+        clearTimeout(deadline);
+        settle(answer);
+      };
+      const reject = (error: unknown) => {
+        clearTimeout(deadline);
+        fail(error);
+        request.destroy();
+      };
       const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
         url,
         {
@@ -139,14 +154,14 @@ export class PrometheusClient {
           response.on('data', (chunk: Buffer) => {
             size += chunk.length;
             // An answer this large is not one we asked for (or a window too wide): refuse rather than hold it.
-            if (size > MAX_ANSWER_BYTES) request.destroy(new PrometheusError(this.displayUrl, `${where} answered more than ${MAX_ANSWER_BYTES >> 20} MiB`));
+            if (size > MAX_ANSWER_BYTES) reject(new PrometheusError(this.displayUrl, `${where} answered more than ${MAX_ANSWER_BYTES >> 20} MiB`));
             else chunks.push(chunk);
           });
           response.on('end', () => resolve({ status: response.statusCode ?? 0, type: String(response.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
           response.on('error', (error) => reject(this.failure(error)));
         },
       );
-      request.setTimeout(this.timeoutMs, () => request.destroy(new PrometheusError(this.displayUrl, `${where} did not answer within ${this.timeoutMs / 1000} s`)));
+      deadline = setTimeout(() => reject(new PrometheusError(this.displayUrl, `${where} did not answer within ${this.timeoutMs / 1000} s`)), this.timeoutMs);
       request.on('error', (error) => reject(this.failure(error)));
       request.end(body);
     });

@@ -3,11 +3,12 @@ import { OUTCOMES, type Outcome } from '../sample/sample.js';
 import { encodeRollup } from '../store/histogram/codec.js';
 import { Histogram } from '../store/histogram/histogram.js';
 import { HOUR_MS } from '../units.js';
-import type { PrometheusClient, PromSeries } from './prometheus-client.js';
+import { MAX_COUNT, MAX_SUM_S, MAX_TTL_S, checkRenames, checkSeries, type CheckedSeries } from './prometheus-answer.js';
+import type { PrometheusClient } from './prometheus-client.js';
 import { hourlyBuckets, hourlyCounter, hourlyGauge, hourlyNative, metricNames, labelName, renames } from './promql.js';
 import { parseNative } from './native.js';
-import { learnNames } from '../keys/learned-names.js';
-import type { BucketLayout, SourceBucket, SourceData, SourceHourRow, SourcePattern } from './types.js';
+import { locksByLabel, readAsPatterns } from './pattern-budget.js';
+import type { BucketLayout, SourceBucket, SourceData, SourceHourRow, SourceLeftOut, SourcePattern } from './types.js';
 
 /** Options of {@link readPrometheus}. */
 export interface PrometheusReadOptions {
@@ -46,55 +47,55 @@ export async function readPrometheus(client: PrometheusClient, options: Promethe
   const endHour = Math.max(firstHour + HOUR_MS, Math.ceil(options.untilMs / HOUR_MS) * HOUR_MS);
   // Evaluated at each hour's end: a value at t is the hour (t − 1 h, t].
   const range = (promql: string) => client.queryRange(promql, firstHour + HOUR_MS, endHour, HOUR_MS / 1000);
-  const [classic, native, sums, outcomes, wait, ttl, renamed] = await Promise.all([
-    range(hourlyBuckets(names.hold, label)),
-    range(hourlyNative(names.hold, label)),
-    range(hourlyCounter(`${names.hold}_sum`, label)),
-    names.outcomes ? range(hourlyCounter(names.outcomes, label, 'outcome')) : [],
-    names.wait ? range(hourlyBuckets(names.wait, label)) : [],
-    names.ttl ? range(hourlyGauge(names.ttl, label)) : [],
-    names.renamed ? client.query(renames(names.renamed, (options.untilMs - options.sinceMs) / 1000), options.untilMs) : [],
+  // Only what the API's shape, the ranges and the window allow is read; the rest is counted, to be said.
+  // Each answer is checked as it comes, then let go: parsed, an answer takes several times its text.
+  const leftOut: SourceLeftOut = { outsideWindow: 0, invalid: 0 };
+  const window = { firstHourMs: firstHour, endMs: endHour };
+  const checked = (max: number, le = false) => (result: readonly unknown[]) => checkSeries(result, { label, max, le }, window, leftOut);
+  const [classic, native, sums, outcomes, wait, ttl, aliases] = await Promise.all([
+    range(hourlyBuckets(names.hold, label)).then(checked(MAX_COUNT, true)),
+    range(hourlyNative(names.hold, label)).then(checked(MAX_COUNT)),
+    range(hourlyCounter(`${names.hold}_sum`, label)).then(checked(MAX_SUM_S)),
+    names.outcomes ? range(hourlyCounter(names.outcomes, label, 'outcome')).then(checked(MAX_COUNT)) : [],
+    names.wait ? range(hourlyBuckets(names.wait, label)).then(checked(MAX_COUNT, true)) : [],
+    names.ttl ? range(hourlyGauge(names.ttl, label)).then(checked(MAX_TTL_S)) : [],
+    names.renamed ? client.query(renames(names.renamed, (options.untilMs - options.sinceMs) / 1000), options.untilMs).then((r) => checkRenames(r, leftOut)) : [],
   ]);
 
-  const matchers = (options.patterns ?? []).map(globMatcher);
-  // Series exported before their position was learned (`lock:user:anna`, then `lock:user:{id}`) read as one pattern.
+  // Series exported before their position was learned (`lock:user:anna`, then `lock:user:{id}`) read as one
+  // pattern; the patterns asked for (`--pattern`) only; within a samples file's pattern budget.
   const labels = new Set<string>();
-  for (const result of [classic, native, sums, outcomes, wait, ttl]) for (const series of result) if (series.metric[label] !== undefined) labels.add(series.metric[label]);
-  const aliases = renamed.flatMap((s) => (s.metric.pattern !== undefined && s.metric.learned !== undefined ? [[s.metric.pattern, s.metric.learned, 0] as const] : []));
-  const { nameOf } = learnNames(labels, aliases);
+  for (const result of [classic, native, sums, outcomes, wait, ttl]) for (const series of result) if (series.pattern !== undefined) labels.add(series.pattern);
+  const matchers = (options.patterns ?? []).map(globMatcher);
+  const locks = locksByLabel({ holds: classic.filter((s) => s.le === Infinity), native, outcomes });
+  const { readAs, overBudget } = readAsPatterns(labels, locks, aliases, (p) => matchers.length === 0 || matchers.some((m) => m(p)));
+  leftOut.overBudget = overBudget;
+
   const hours = new Map<string, Map<number, Hour>>();
-  const hourOf = (series: PromSeries, t: number): Hour | undefined => {
-    const recorded = series.metric[label];
-    const pattern = recorded === undefined ? undefined : (nameOf.get(recorded) ?? recorded);
-    if (pattern === undefined || (matchers.length > 0 && !matchers.some((m) => m(pattern)))) return undefined;
+  const hourOf = (series: CheckedSeries, start: number): Hour => {
+    const pattern = readAs.get(series.pattern!)!;
     let byHour = hours.get(pattern);
     if (!byHour) hours.set(pattern, (byHour = new Map()));
-    const start = Math.round(t * 1000) - HOUR_MS;
     let hour = byHour.get(start);
     if (!hour) byHour.set(start, (hour = { buckets: new Map(), native: undefined, nativeCount: 0, holdSumS: 0, wait: new Map(), outcomes: new Map(), ttlS: undefined }));
     return hour;
   };
-  const each = (result: PromSeries[], visit: (hour: Hour, value: number, series: PromSeries) => void) => {
-    for (const series of result) {
-      for (const [t, text] of series.values ?? []) {
-        const value = Number(text);
-        const hour = Number.isFinite(value) ? hourOf(series, t) : undefined;
-        if (hour) visit(hour, value, series);
-      }
-    }
+  const read = (series: CheckedSeries) => series.pattern !== undefined && readAs.has(series.pattern);
+  const each = (result: CheckedSeries[], visit: (hour: Hour, value: number, series: CheckedSeries) => void) => {
+    for (const series of result) if (read(series)) for (let i = 0; i < series.values.length; i += 2) visit(hourOf(series, series.values[i]!), series.values[i + 1]!, series);
   };
-  const le = (series: PromSeries) => Number(series.metric.le === '+Inf' ? Infinity : series.metric.le);
-  each(classic, (h, v, s) => void h.buckets.set(le(s), (h.buckets.get(le(s)) ?? 0) + v));
+  each(classic, (h, v, s) => void h.buckets.set(s.le!, (h.buckets.get(s.le!) ?? 0) + v));
   each(sums, (h, v) => void (h.holdSumS += v));
-  each(outcomes, (h, v, s) => void h.outcomes.set(s.metric.outcome ?? '', (h.outcomes.get(s.metric.outcome ?? '') ?? 0) + v));
-  each(wait, (h, v, s) => void h.wait.set(le(s), (h.wait.get(le(s)) ?? 0) + v));
+  each(outcomes, (h, v, s) => void h.outcomes.set(s.outcome ?? '', (h.outcomes.get(s.outcome ?? '') ?? 0) + v));
+  each(wait, (h, v, s) => void h.wait.set(s.le!, (h.wait.get(s.le!) ?? 0) + v));
   each(ttl, (h, v) => void (h.ttlS = Math.max(h.ttlS ?? 0, v)));
   let nativeSchema: number | undefined;
   for (const series of native) {
-    for (const [t, histogram] of series.histograms ?? []) {
-      const hour = hourOf(series, t);
-      if (!hour) continue;
+    if (!read(series)) continue;
+    for (const [start, histogram] of series.histograms) {
       const parsed = parseNative(histogram);
+      leftOut.invalid += parsed.invalid;
+      const hour = hourOf(series, start);
       // Several series may be read as one pattern: their buckets add up.
       hour.native = hour.native === undefined ? parsed.buckets : addBuckets(hour.native, parsed.buckets);
       hour.nativeCount += parsed.count;
@@ -123,7 +124,7 @@ export async function readPrometheus(client: PrometheusClient, options: Promethe
     if (rows.length === 0) continue;
     patterns.push({ pattern, rows, holdBuckets: [...total.values()].filter((b) => b.count > 0).sort((a, b) => a.highMs - b.highMs), layout });
   }
-  return { source: client.displayUrl, patterns };
+  return { source: client.displayUrl, patterns, leftOut };
 }
 
 /** Two bucket lists as one: counts of the same bounds added, in ascending order. */

@@ -32,8 +32,22 @@ export interface SourcePattern {
   layout: BucketLayout;
 }
 
+/**
+ * What a source read and left out, counted, so that the analysis says it (once each) instead of a
+ * report being fooled by it, as invalid samples are counted rather than stored.
+ */
+export interface SourceLeftOut {
+  /** Points timed outside the window asked for (before it, after it, or no time at all). */
+  outsideWindow: number;
+  /** Values that are no count, bound or TTL (NaN, infinite, negative, out of range), or not in the shape the API answers. */
+  invalid: number;
+  /** More patterns than a samples file keeps: how many there were, and how many are reported (the rest are `{other}`). */
+  overBudget?: { patterns: number; kept: number } | undefined;
+}
+
 /** What a source read: the patterns, and the source as reports may name it (credentials redacted). */
 export interface SourceData {
   source: string;
   patterns: SourcePattern[];
+  leftOut?: SourceLeftOut | undefined;
 }

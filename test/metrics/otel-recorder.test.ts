@@ -158,4 +158,31 @@ describe('OtelRecorder: metrics out through OpenTelemetry', () => {
     // The control: the same options, valid, are taken.
     expect(() => new OtelRecorder({ meter, maxPatterns: 1, source: 'watch', patterns: ['a:{id}'], onWarning: () => {} }).close()).not.toThrow();
   });
+
+  it('O1: a meter whose instruments are undefined (or lack their methods): a ConfigError that says what the meter returned, never a TypeError', () => {
+    const { meter } = setUp();
+    const real = {
+      createHistogram: meter.createHistogram.bind(meter),
+      createCounter: meter.createCounter.bind(meter),
+      createObservableGauge: meter.createObservableGauge.bind(meter),
+    };
+    const cases: [object, RegExp][] = [
+      [{ createHistogram: () => undefined, createCounter: () => undefined, createObservableGauge: () => undefined }, /^`meter`\.createHistogram\(\) returned `undefined`, not a histogram/],
+      [{ ...real, createCounter: () => undefined }, /^`meter`\.createCounter\(\) returned `undefined`, not a counter/],
+      [{ ...real, createObservableGauge: () => null }, /^`meter`\.createObservableGauge\(\) returned `null`, not an observable gauge/],
+      [{ ...real, createObservableGauge: () => ({}) }, /^`meter`\.createObservableGauge\(\) returned `\[object Object\]`, not an observable gauge/],
+      [{ createHistogram: real.createHistogram }, /^Expected `meter` to be an OpenTelemetry Meter/],
+      [{ ...real, createHistogram: () => { throw new Error('meter closed'); } }, /^`meter`\.createHistogram\(\) threw: meter closed/],
+    ];
+    for (const [broken, message] of cases) {
+      let thrown: unknown;
+      try {
+        new OtelRecorder({ meter: broken as never }).close();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, String(message)).toBeInstanceOf(ConfigError);
+      expect((thrown as Error).message).toMatch(message);
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -70,6 +70,43 @@ describe('watch --metrics-port: a Redis fleet’s locks into Prometheus, no file
     expect(watch.output()).toMatch(/metrics: 20 recorded, 0 dropped/);
     // Metrics only: no samples database was written.
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('M1: SIGTERM ends it, stop summary printed, while clients hold an idle, a half-sent and a silent connection to /metrics', async () => {
+    const port = await freePort();
+    const watch = startChild(process.execPath, [cli, 'watch', '--redis', server.url, '--configure', '--metrics-port', String(port), '--metrics-host', '127.0.0.1', '--match', '*:lock:*'], running, dir);
+    const sockets: Socket[] = [];
+    const open = async () => {
+      const socket = connect(port, '127.0.0.1');
+      sockets.push(socket);
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      return socket;
+    };
+    try {
+      await watch.said('subscribed on', 30_000);
+      // A keep-alive client that got its answer and keeps the connection (idle), as a scraper may.
+      const idle = await open();
+      let answer = '';
+      idle.on('data', (c: Buffer) => void (answer += c.toString()));
+      idle.write('GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+      for (let i = 0; i < 100 && !answer.includes('HTTP/1.1 200'); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(answer).toContain('HTTP/1.1 200');
+      // A request whose headers never end, and a connection that never says anything.
+      (await open()).write('GET /metrics HTTP/1.1\r\nHost: x\r\n');
+      await open();
+      await new Promise((r) => setTimeout(r, 200));
+      const stoppedAt = Date.now();
+      watch.proc.kill('SIGTERM');
+      const exited = await Promise.race([watch.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 20_000))]);
+      // Broken, it was still up after 125 s: a pod's grace period ends in SIGKILL and no summary.
+      expect(exited, watch.output()).toBeDefined();
+      expect(exited!.code).toBe(0);
+      console.log(`M1: exited ${Date.now() - stoppedAt} ms after SIGTERM with 3 connections held open`);
+      expect(watch.output()).toMatch(/stopped: .*metrics: \d+ recorded, 0 dropped/);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      if (watch.proc.exitCode === null) watch.proc.kill('SIGKILL');
+    }
   });
 
   it('a port that cannot be had is one line and exit 2, before anything is watched', async () => {
