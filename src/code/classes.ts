@@ -22,13 +22,33 @@ export class Classes {
   constructionOf(cls: TS.ClassLikeDeclaration): TS.NewExpression | TS.CallExpression | undefined {
     let found = this.constructions.get(cls);
     if (!found) {
-      found = this.calls().filter((c) => {
+      // Only `new <its name>` and `super(…)` can make it (a class is rarely renamed on import).
+      const candidates = [...(this.byName().get(cls.name?.text ?? '') ?? []), ...(this.byName().get('super') ?? [])];
+      found = candidates.filter((c) => {
         const target = this.checker.getResolvedSignature(c)?.declaration;
         return target !== undefined && ((this.ts.isConstructorDeclaration(target) && target.parent === cls) || (target as TS.Node) === cls);
       });
       this.constructions.set(cls, found);
     }
     return found.length === 1 ? found[0] : undefined;
+  }
+
+  private index: Map<string, (TS.CallExpression | TS.NewExpression)[]> | undefined;
+
+  /** `new X(…)` by `X`'s name, and `super(…)` calls under `super`. */
+  private byName(): Map<string, (TS.CallExpression | TS.NewExpression)[]> {
+    if (this.index) return this.index;
+    const ts = this.ts;
+    this.index = new Map();
+    for (const c of this.calls()) {
+      const e = c.expression;
+      const name = ts.isNewExpression(c) ? (ts.isIdentifier(e) ? e.text : ts.isPropertyAccessExpression(e) ? e.name.text : undefined) : e.kind === ts.SyntaxKind.SuperKeyword ? 'super' : undefined;
+      if (name === undefined) continue;
+      const list = this.index.get(name);
+      if (list) list.push(c);
+      else this.index.set(name, [c]);
+    }
+    return this.index;
   }
 
   /**

@@ -80,13 +80,16 @@ const MAX_CALLERS = 2000;
 /** Finds a lock call's wrappers and their callers (see {@link scanCode}). */
 class Wrappers {
   private readonly callers = new Map<TS.SignatureDeclaration, (TS.CallExpression | TS.NewExpression)[]>();
+  private readonly index: CallIndex;
 
   constructor(
     private readonly ts: TypeScript,
     private readonly checker: TS.TypeChecker,
-    private readonly calls: readonly (TS.CallExpression | TS.NewExpression)[],
+    calls: readonly (TS.CallExpression | TS.NewExpression)[],
     private readonly builder: SiteBuilder,
-  ) {}
+  ) {
+    this.index = indexCalls(ts, calls);
+  }
 
   /** The sites a lock call makes: itself, or (a wrapper's) its callers', each as far out as the wrappers go. */
   expand(found: Found, depth = 0): CodeSite[] {
@@ -149,45 +152,51 @@ class Wrappers {
     let found = this.callers.get(fn);
     if (found) return found;
     found = [];
-    for (const call of this.calls) {
+    const ts = this.ts;
+    const name = ts.isConstructorDeclaration(fn) ? fn.parent.name?.text : wrapperName(ts, fn).split('.').pop();
+    const candidates = [...(name === undefined ? [] : (this.index.byName.get(name) ?? [])), ...(ts.isConstructorDeclaration(fn) ? (this.index.byName.get('super') ?? []) : [])];
+    for (const call of candidates) {
       if (found.length >= MAX_CALLERS) break;
-      if (!this.mayCall(call, fn)) continue;
       const target = this.checker.getResolvedSignature(call)?.declaration;
       // A call the checker resolves to no body (a method reached through a mapped type, a `Proxy` facade) is the
       // wrapper's when the wrapper is the only function of the repository by that name.
       const typeOnly = target === undefined || !('body' in target) || target.body === undefined;
-      if ((target === fn || (typeOnly && this.uniquelyNamed(fn))) && !isInside(call, fn)) found.push(call);
+      if ((target === fn || (typeOnly && !ts.isConstructorDeclaration(fn) && this.index.functions.get(name!) === 1)) && !isInside(call, fn)) found.push(call);
     }
     this.callers.set(fn, found);
     return found;
   }
+}
 
-  /** Whether no other function of the repository with a body has `fn`'s name. */
-  private uniquelyNamed(fn: TS.SignatureDeclaration): boolean {
-    const ts = this.ts;
-    if (!fn.name || !ts.isIdentifier(fn.name)) return false;
-    const name = fn.name.text;
-    let count = 0;
-    for (const source of new Set(this.calls.map((c) => c.getSourceFile()))) {
-      const visit = (node: TS.Node): void => {
-        if (count > 1) return;
-        if (ts.isFunctionLike(node) && 'body' in node && node.body && node.name && ts.isIdentifier(node.name) && node.name.text === name) count++;
-        ts.forEachChild(node, visit);
-      };
-      visit(source);
-    }
-    return count === 1;
-  }
+/** The program's calls by the last name of their callee (`super` for `super(…)`), and its functions with a body by name. */
+interface CallIndex {
+  byName: Map<string, (TS.CallExpression | TS.NewExpression)[]>;
+  functions: Map<string, number>;
+}
 
-  /** A cheap test before the checker resolves a call: the callee's last name is the function's (or its variable's). */
-  private mayCall(call: TS.CallExpression | TS.NewExpression, fn: TS.SignatureDeclaration): boolean {
-    const ts = this.ts;
-    if (ts.isConstructorDeclaration(fn)) return true;
-    const name = wrapperName(ts, fn).split('.').pop();
+function indexCalls(ts: TypeScript, calls: readonly (TS.CallExpression | TS.NewExpression)[]): CallIndex {
+  const byName = new Map<string, (TS.CallExpression | TS.NewExpression)[]>();
+  for (const call of calls) {
     const callee = call.expression;
-    const last = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : undefined;
-    return last === undefined || name === undefined || last === name || (ts.isPrivateIdentifier((callee as TS.PropertyAccessExpression).name ?? callee) && `#${last}` === name);
+    const name = callee.kind === ts.SyntaxKind.SuperKeyword ? 'super' : ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : undefined;
+    if (name === undefined) continue;
+    const list = byName.get(name);
+    if (list) list.push(call);
+    else byName.set(name, [call]);
   }
+  const functions = new Map<string, number>();
+  for (const source of new Set(calls.map((c) => c.getSourceFile()))) {
+    const stack: TS.Node[] = [source];
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+        const fnName = wrapperName(ts, node as TS.SignatureDeclaration).split('.').pop()!;
+        functions.set(fnName, (functions.get(fnName) ?? 0) + 1);
+      }
+      ts.forEachChild(node, (child) => void stack.push(child));
+    }
+  }
+  return { byName, functions };
 }
 
 /** The frame chain with `outer` added at its end: the outermost caller binds last. */
