@@ -5,7 +5,7 @@ import { leaseOf, movedRenewalMs } from '../policy/apply.js';
 import { decisionOptions, judgedTtl, type CheckOptions } from '../policy/check.js';
 import { closestPattern } from '../policy/closest.js';
 import type { TtlPolicy } from '../policy/policy.js';
-import { literalText, type LiteralEdit } from './edit.js';
+import { literalText, literalValue, type LiteralEdit } from './edit.js';
 import type { CodeScan, SkippedFile } from './scan.js';
 import type { CodeSite, LeftAloneReason, TtlValue } from './types.js';
 
@@ -71,24 +71,35 @@ export interface CodeCheckResult {
 /** Judges each call site against the data (and the policy file, which wins where it has an entry). */
 export function checkCode({ sites, skipped }: CodeScan, analysis: Analysis, policy: TtlPolicy | undefined, options: CheckOptions = {}): CodeCheckResult {
   const o = decisionOptions(options);
-  const governed = new Map(sites.map((site) => [site, site.inner ? [] : governedPatterns(site.patterns, analysis.patterns)]));
+  // A data pattern a site names exactly is that site's: another's placeholder does not take it too.
+  const exact = new Set(sites.flatMap((site) => (site.inner ? [] : governedPatterns(site.patterns, analysis.patterns, 'exact'))));
+  const governed = new Map(sites.map((site) => [site, site.inner ? [] : governedPatterns(site.patterns, analysis.patterns.filter((p) => !exact.has(p) || governedPatterns(site.patterns, [p], 'exact').length > 0))]));
   const shared = sharedLiterals(sites, (site) => governed.get(site)![0]?.pattern ?? site.pattern);
+  // A literal several sites share (a constant, a wrapper's own TTL) is one TTL for all their data patterns.
+  const byLiteral = new Map<string, Set<PatternAnalysis>>();
+  for (const site of sites) {
+    const key = site.ttl && !site.inner ? literalKey(site.ttl) : undefined;
+    if (key !== undefined) for (const p of governed.get(site)!) (byLiteral.get(key) ?? byLiteral.set(key, new Set()).get(key)!).add(p);
+  }
   const rows = sites.map((site): CodeRow => {
-    const members = [...governed.get(site)!].sort((a, b) => b.recommendedTtlMs - a.recommendedTtlMs);
-    const row: CodeRow = { site, pattern: members[0]?.pattern ?? site.pattern, patterns: members.map((m) => m.pattern), analysis: members[0], decision: undefined, edits: [], leftAlone: undefined, noData: false, level: 'info' };
+    const literal = site.ttl ? literalKey(site.ttl) : undefined;
+    const members = [...(literal !== undefined && byLiteral.has(literal) ? byLiteral.get(literal)! : governed.get(site)!)].sort((a, b) => b.recommendedTtlMs - a.recommendedTtlMs);
+    const own = governed.get(site)!;
+    const row: CodeRow = { site, pattern: own[0]?.pattern ?? site.pattern, patterns: members.map((m) => m.pattern), analysis: own[0], decision: undefined, edits: [], leftAlone: undefined, noData: false, level: 'info' };
     if (site.inner) return { ...row, leftAlone: { kind: 'wrapper-inner', ...site.inner } };
     if (site.pattern === undefined) return { ...row, leftAlone: { kind: 'key-not-mapped', text: site.keyText }, level: 'warn' };
     const entry = members.map((m) => policy?.entryForPattern(m.pattern)).find((e) => e !== undefined) ?? policy?.entryForPattern(site.pattern);
     if (entry) return { ...row, leftAlone: { kind: 'overridden', entryPattern: entry.pattern } };
     if (!site.ttl) return { ...row, leftAlone: { kind: 'library-default' } };
-    if (members.length === 0) return { ...row, noData: true };
+    if (own.length === 0) return { ...row, noData: true };
     const ttl = site.ttl;
     const why = ttl.why ?? sharedReason(shared, ttl);
     if (ttl.valueMs === undefined) return { ...row, leftAlone: why, level: 'warn' };
-    // One TTL for every data pattern the site governs, as one policy entry for several: the most demanding decides.
+    // One TTL for every data pattern the site (and any site sharing its literal) governs, as one policy entry for several: the most demanding decides.
     const entryDecision = decideEntry(members, { ttlMs: ttl.valueMs, source: 'policy' }, analysis.policy, o);
     const d = entryDecision.decisions[entryDecision.neediest]!;
-    const judged = { ...row, pattern: members[entryDecision.neediest]!.pattern, analysis: members[entryDecision.neediest], decision: d };
+    const neediest = members[entryDecision.neediest]!;
+    const judged = { ...row, ...(own.includes(neediest) && { pattern: neediest.pattern, analysis: neediest }), decision: d };
     const level = worst(entryDecision.decisions);
     if (entryDecision.apply.kind !== 'write') return { ...judged, level };
     // apply --code cannot make the move: never a failure (check fails only on what apply changes), a look that names why.
@@ -116,12 +127,12 @@ function worst(decisions: readonly Decision[]): 'fail' | 'warn' | 'info' {
  * id's form apart: `{id}`, `{uuid}`, `{hex}`), or — where the code's pattern has a literal of its own —
  * a placeholder from the code over a literal segment of the data (`${notificationType}` over `limitReached`).
  */
-export function governedPatterns(codePatterns: readonly string[], data: readonly PatternAnalysis[]): PatternAnalysis[] {
+export function governedPatterns(codePatterns: readonly string[], data: readonly PatternAnalysis[], only?: 'exact'): PatternAnalysis[] {
   const loose = (text: string) => text.replace(/\{(?:id|uuid|hex)\}/g, '{id}');
   const out = new Set<PatternAnalysis>();
   for (const code of codePatterns) {
     const exact = data.filter((p) => loose(p.pattern) === loose(code));
-    if (exact.length > 0) {
+    if (exact.length > 0 || only === 'exact') {
       exact.forEach((p) => out.add(p));
       continue;
     }
@@ -155,16 +166,20 @@ function unmatchedPatterns(analysis: Analysis, governed: ReadonlySet<PatternAnal
  */
 function edit(value: TtlValue, fromMs: number, toMs: number): CodeEdit {
   const units = value.msPerUnit > 1 ? Math.ceil(toMs / value.msPerUnit - 1e-9) : toMs;
-  const text = value.insert ? `${value.insert.before}${units}${value.insert.after}` : literalText(value.literal!.text, units);
-  return { value, fromMs, toMs: units * value.msPerUnit, literal: value.literal!, text };
+  if (value.insert) return { value, fromMs, toMs: units * value.msPerUnit, literal: value.literal!, text: `${value.insert.before}${units}${value.insert.after}` };
+  const text = literalText(value.literal!.text, units);
+  // What the literal says now (a factor may round up to one decimal): never under what was asked.
+  return { value, fromMs, toMs: literalValue(text) * value.msPerUnit, literal: value.literal!, text };
 }
 
 const literalKey = (v: TtlValue) => (v.literal ? `${v.literal.path}:${v.literal.start}` : undefined);
 
-/** The patterns of the call sites each literal serves (a key not mapped counts as one more pattern). */
+/** The patterns of the call sites each literal serves; a site whose key is not mapped adds one no decision can know the needs of. */
 function sharedLiterals(sites: readonly CodeSite[], patternOf: (site: CodeSite) => string | undefined): Map<string, Set<string>> {
   const patterns = new Map<string, Set<string>>();
   for (const site of sites) {
+    // A wrapper's inner call is its callers' TTL, not one more user of it.
+    if (site.inner) continue;
     for (const v of [site.ttl, ...site.renewals]) {
       const key = v && literalKey(v);
       if (key === undefined) continue;
@@ -175,10 +190,11 @@ function sharedLiterals(sites: readonly CodeSite[], patternOf: (site: CodeSite) 
   return patterns;
 }
 
+/** A literal a site whose key is not mapped shares too: moving it would move a lock whose needs are unknown. */
 function sharedReason(shared: Map<string, Set<string>>, v: TtlValue): LeftAloneReason | undefined {
   const key = literalKey(v);
   const patterns = key === undefined ? undefined : shared.get(key);
-  return patterns && patterns.size > 1 ? { kind: 'shared', patterns: [...patterns].sort() } : undefined;
+  return patterns && patterns.size > 1 && [...patterns].some((p) => p.startsWith('(not mapped')) ? { kind: 'shared', patterns: [...patterns].sort() } : undefined;
 }
 
 /** The edits `apply --code` makes, one per literal (sites of one pattern may share one), in file order. */

@@ -23,6 +23,16 @@ export function literalText(original: string, toMs: number): string {
   const factors = /^[\d_.\s*]+$/.test(original) && original.includes('*') ? original.split('*') : [];
   const values = factors.map((f) => Number(f.trim().replace(/_/g, '')));
   if (values.length > 1 && values.every((v) => Number.isFinite(v) && v > 0)) {
+    // The factor that counts (the 15 of `1000 * 60 * 15`, the 5 of `5 * 60 * 1000`) changes in place, rounded up to one decimal.
+    const counting = values.findIndex((v) => !UNIT_FACTORS.has(v));
+    if (counting >= 0 && values.filter((v) => !UNIT_FACTORS.has(v)).length === 1) {
+      const rest = values.reduce((a, b, i) => (i === counting ? a : a * b), 1);
+      const factor = Math.ceil((toMs / rest) * 10 - 1e-9) / 10;
+      if (factor >= 1) {
+        const [lead, tail] = [/^\s*/.exec(factors[counting]!)![0], /\s*$/.exec(factors[counting]!)![0]];
+        return factors.map((f, i) => (i === counting ? `${lead}${formatNumber(factor, separators)}${tail}` : f)).join('*');
+      }
+    }
     for (let k = 0; k < values.length - 1; k++) {
       const rest = values.slice(k + 1).reduce((a, b) => a * b, 1);
       const factor = Math.round((toMs / rest) * 10) / 10;
@@ -34,6 +44,15 @@ export function literalText(original: string, toMs: number): string {
     }
   }
   return formatNumber(toMs, separators);
+}
+
+/** Factors that change a unit (ms per second, seconds per minute…), as opposed to the count of units. */
+const UNIT_FACTORS = new Set([1000, 60, 24, 3600, 60_000, 3_600_000]);
+
+/** The value of a literal as `literalText` writes it: a number, a product of numbers, or either in quotes. */
+export function literalValue(text: string): number {
+  const bare = text.replace(/^(['"`])(.*)\1$/s, '$2').replace(/_/g, '');
+  return bare.split('*').reduce((a, f) => a * Number(f.trim()), 1);
 }
 
 function formatNumber(n: number, separators: boolean): string {

@@ -179,17 +179,17 @@ export class Evaluator {
     for (let i = 0; i < MAX_STEPS; i++) {
       const e = this.unwrap(current.expr);
       if (ts.isObjectLiteralExpression(e)) {
-        for (const p of e.properties) {
+        // The last word wins: `{ lockDuration: 3000, ...options }` takes the spread's where it has one.
+        for (const p of [...e.properties].reverse()) {
+          if (ts.isSpreadAssignment(p)) {
+            const inner = this.propertyOf({ expr: p.expression, frame: current.frame }, name);
+            if (inner && inner.kind !== 'unknown') return inner;
+            continue;
+          }
           const key = !p.name ? undefined : ts.isIdentifier(p.name) || ts.isStringLiteral(p.name) ? p.name.text : ts.isComputedPropertyName(p.name) ? this.constantString({ expr: p.name.expression, frame: current.frame }) : undefined;
           if (key !== name) continue;
           if (ts.isPropertyAssignment(p)) return { kind: 'ref', ref: { expr: p.initializer, frame: current.frame } };
           if (ts.isShorthandPropertyAssignment(p)) return { kind: 'ref', ref: { expr: p.name, frame: current.frame } };
-        }
-        // A spread's properties are its own: `{ ...defaults, x }`.
-        for (const p of e.properties) {
-          if (!ts.isSpreadAssignment(p)) continue;
-          const inner = this.propertyOf({ expr: p.expression, frame: current.frame }, name);
-          if (inner && inner.kind !== 'unknown') return inner;
         }
         return undefined;
       }

@@ -42,7 +42,7 @@ export class Reader {
   /** Names of `let`s whose values are being read: inside one of them (`name = name + …`), the name is its earlier value. */
   private readonly expanding = new Set<string>();
 
-  private readonly statics: Statics;
+  readonly statics: Statics;
 
   constructor(
     private readonly ts: TypeScript,
@@ -167,7 +167,9 @@ export class Reader {
       // Where the value is lost on the way (an untyped callback's parameter), the type declared here still says what it can be.
       const read = this.readKey(step.ref, depth + 1);
       const lost = !read || read.alternatives.every((a) => a.every((p) => p === null));
-      return lost ? (this.typeValues(e) ?? read) : read;
+      // Not where a cast said it (`shardName as QueueName`): the value is computed, and the type is the author's claim.
+      const cast = ts.isAsExpression(step.ref.expr) || ts.isTypeAssertionExpression(step.ref.expr);
+      return lost && !cast ? (this.typeValues(e) ?? read) : read;
     }
     const typed = this.typeValues(e);
     if (typed) return typed;

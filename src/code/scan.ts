@@ -102,20 +102,41 @@ class Wrappers {
     const ttlOpen = read.ttl?.open === fn;
     const callers = this.callersOf(fn);
     if (callers.length === 0) return [this.builder.site(found, read)];
-    const outward = callers.map((call): Found => ({ node: call, lockCall: found.lockCall, shape: found.shape, frame: extend(found.frame, { fn, args: call.arguments ?? [], parent: undefined, thisClass: this.thisAt(call) }), via: [calleeName(this.ts, call), ...found.via] }));
+    const path = [...(found.path ?? []), { node: found.node, fn }];
+    const outward = callers
+      .map((call): Found => ({ node: call, lockCall: found.lockCall, shape: found.shape, frame: extend(found.frame, { fn, args: call.arguments ?? [], parent: undefined, thisClass: this.thisAt(call) }), via: [calleeName(this.ts, call), ...found.via], path }))
+      // A caller whose arguments turn the lock off anywhere on the way in (`lockIf(!skipRunLock, …)` given `skipRunLock: true`) takes no lock there.
+      .filter((o) => path.every((step) => this.builder.reachable(step.node, step.fn, frameIn(o.frame!, step.fn))));
     // A parameter that only carries an id (`notify(teamId)` → `alert:${teamId}`) makes no wrapper — unless the function
     // runs its caller's critical section (a callback): then it is a lock API, and each caller is a site.
     // The same for a factory that returns the lock it makes (`cardMutex(id)` → `new Mutex(…)`).
-    const namesLock = ttlOpen || letters(read.key) === 0 || this.takesCallback(fn, callers) || this.returns(fn, found.node) || outward.some((o) => letters(this.builder.read(o).key) > letters(read.key));
+    const namesLock = ttlOpen || letters(read.key) === 0 || this.takesCallback(fn, found.node) || (found.shape.returnsLock === true && this.returns(fn, found.node)) || outward.some((o) => letters(this.builder.read(o).key) > letters(read.key));
     if (keyOpen && !namesLock) return [this.builder.site(found, read)];
     return [this.builder.site(found, read, { wrapper: wrapperName(this.ts, fn), callers: callers.length }), ...outward.flatMap((o) => this.expand(o, depth + 1))];
   }
 
-  /** A function whose caller hands it the work to run under the lock: a parameter of a function type, or an arrow at a call. */
-  private takesCallback(fn: TS.SignatureDeclaration, callers: readonly (TS.CallExpression | TS.NewExpression)[]): boolean {
+  /**
+   * A function whose caller hands it the work to run under the lock: a parameter of a function type, one
+   * passed as is to the lock call, or one called in the routine the lock call runs (`fn()`), not data it reads.
+   */
+  private takesCallback(fn: TS.SignatureDeclaration, lockCall: TS.Node): boolean {
     const ts = this.ts;
     if (fn.parameters.some((p) => p.type !== undefined && ts.isFunctionTypeNode(p.type))) return true;
-    return callers.some((c) => (c.arguments ?? []).some((a) => ts.isArrowFunction(a) || ts.isFunctionExpression(a)));
+    const params = new Set(fn.parameters.map((p) => p.name).filter(ts.isIdentifier).map((n) => n.text));
+    if (!ts.isCallExpression(lockCall) && !ts.isNewExpression(lockCall)) return false;
+    for (const arg of lockCall.arguments ?? []) {
+      if (ts.isIdentifier(arg) && params.has(arg.text)) return true;
+      if (!ts.isArrowFunction(arg) && !ts.isFunctionExpression(arg)) continue;
+      let called = false;
+      const visit = (n: TS.Node): void => {
+        if (called) return;
+        if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && params.has(n.expression.text)) called = true;
+        else ts.forEachChild(n, visit);
+      };
+      visit(arg.body);
+      if (called) return true;
+    }
+    return false;
   }
 
   /** Whether `fn` returns what `node` makes: its expression body, or a `return` of it (awaited or not). */
@@ -202,6 +223,12 @@ function indexCalls(ts: TypeScript, calls: readonly (TS.CallExpression | TS.NewE
 /** The frame chain with `outer` added at its end: the outermost caller binds last. */
 function extend(frame: Frame | undefined, outer: Frame): Frame {
   return frame ? { ...frame, parent: extend(frame.parent, outer) } : outer;
+}
+
+/** The frame of a chain that binds `fn`'s parameters (the chain's own first frame when none does). */
+function frameIn(frame: Frame, fn: TS.SignatureDeclaration): Frame {
+  for (let f: Frame | undefined = frame; f; f = f.parent) if (f.fn === fn) return f;
+  return frame;
 }
 
 /** How many letters of literal text a key has at most over its alternatives (a name's weight against an id's). */

@@ -26,6 +26,8 @@ export interface Shape {
   renewOptions?: [string, TtlRole][];
   /** The TTL the library uses when the call passes none (redis-semaphore's 10 s, BullMQ's 30 s). */
   libraryDefaultMs?: number;
+  /** The call gives back a lock to hold and release (`new Mutex(…)`, `redlock.acquire(…)`), not the routine's result. */
+  returnsLock?: boolean;
 }
 
 /** A lock API of a library, as data: how its call is reached from the import, and where the call carries the key, the TTL and the options. */
@@ -180,6 +182,7 @@ export class Shapes {
     if (c.ttlArg) shape.ttl = { expr: args[c.ttlArg.index], option: c.ttlArg.option, unitMs: 1 };
     else shape.ttlOption = words.ttl;
     if (c.library === 'bullmq') shape.keySuffix = `:${REPRESENTATIVE_ID}:lock`;
+    if (c.form === 'new' || c.method === 'acquire' || c.method === 'lock') shape.returnsLock = true;
     return shape;
   }
 

@@ -15,6 +15,8 @@ export interface Found {
   frame: Frame | undefined;
   /** Wrapper names from `node`'s callee in to the lock call. */
   via: string[];
+  /** Each wrapper's call on the way in, and the wrapper it is in: its conditions are read for the outer callers' arguments. */
+  path?: { node: TS.Node; fn: TS.SignatureDeclaration }[];
 }
 
 /** What a lock call reads as where it is shown: its key, its TTL (and the option that carries it), its renewal options. */
@@ -34,6 +36,21 @@ export class SiteBuilder {
     private readonly reader: Reader,
     private readonly root: string,
   ) {}
+
+  /**
+   * Whether a caller's arguments can take the path to `node` inside `fn`: no condition on the way (a
+   * ternary, an `if`, an `&&`) reads as false for them (`lockIf(!skipRunLock, …)` with `skipRunLock: true`).
+   */
+  reachable(node: TS.Node, fn: TS.SignatureDeclaration, frame: Frame): boolean {
+    const ts = this.ts;
+    const truthy = (expr: TS.Expression) => this.reader.statics.truthy({ expr, frame });
+    for (let child = node, parent = node.parent; parent && child !== fn; child = parent, parent = parent.parent) {
+      if (ts.isConditionalExpression(parent) && child !== parent.condition && truthy(parent.condition) === (child === parent.whenFalse)) return false;
+      if (ts.isIfStatement(parent) && child !== parent.expression && truthy(parent.expression) === (child === parent.elseStatement)) return false;
+      if (ts.isBinaryExpression(parent) && parent.operatorToken.kind === ts.SyntaxKind.AmpersandAmpersandToken && child === parent.right && truthy(parent.left) === false) return false;
+    }
+    return true;
+  }
 
   read(found: Found): SiteRead {
     const { shape, frame } = found;
@@ -172,7 +189,7 @@ export class SiteBuilder {
     }
     const args = call.arguments ?? [];
     const last = args[args.length - 1];
-    if (!options && last && found.frame === undefined) {
+    if (!options && last) {
       return { ...base, literal: { path: source.fileName, start: last.getEnd(), end: last.getEnd(), text: '' }, insert: { before: `, { ${option}: `, after: ' }' } };
     }
     return { ...base, literal: undefined, why: { kind: 'default-not-insertable', option } };

@@ -23,7 +23,7 @@ export function leftAloneText(why: LeftAloneReason, text: (s: string) => string 
     case 'computed':
       return `the TTL is computed (${text(why.text)}), not a literal: change it by hand`;
     case 'shared':
-      return `the constant is shared by call sites of different patterns (${why.patterns.map(text).join(', ')}): one edit would move them all`;
+      return `the constant is shared with a call site whose key is not mapped (${why.patterns.map(text).join(', ')}): one edit would move a lock whose needs are unknown`;
     case 'library-default':
       return "no TTL at the call: the library's default applies";
     case 'overridden':
@@ -49,6 +49,7 @@ export function declarationName(row: CodeRow): string {
 /** The sentences of a row: the decision's findings, or why there is none. */
 export function rowReason(row: CodeRow, text: (s: string) => string = printable): string {
   const parts: string[] = [];
+  if (row.patterns.length > 1 && row.decision) parts.push(`One TTL for ${row.patterns.length} data patterns (${row.patterns.map(text).join(', ')}): the most demanding decides.`);
   if (row.decision) parts.push(...row.decision.findings.map((f) => findingText(f, text)));
   if (row.noData) parts.push('No data for this pattern in the window.');
   if (row.leftAlone) parts.push(`\`apply --code\` leaves it: ${leftAloneText(row.leftAlone, text)}.`);

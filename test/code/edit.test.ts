@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { literalText, planLiteralEdits, type EditFs } from '../../src/code/edit.js';
+import { literalText, literalValue, planLiteralEdits, type EditFs } from '../../src/code/edit.js';
 
 describe('literalText: a TTL literal rewritten in its own style', () => {
   it('keeps plain numbers plain and numeric separators where the original used them', () => {
@@ -16,8 +16,12 @@ describe('literalText: a TTL literal rewritten in its own style', () => {
     expect(literalText('2 * 60 * 1000', 1_800_000)).toBe('30 * 60 * 1000');
     // 0.05 minutes would be no way to write 3 s: the minutes give way.
     expect(literalText('5 * 60 * 1000', 3000)).toBe('3 * 1000');
-    // Not a number ≥ 1 with one decimal times the unit: the milliseconds.
-    expect(literalText('5 * 1000', 3050)).toBe('3050');
+    // The counting factor changes in place, rounded up to one decimal (never under what was asked).
+    expect(literalText('5 * 1000', 3050)).toBe('3.1 * 1000');
+    expect(literalText('1000 * 60 * 15', 3_051_000)).toBe('1000 * 60 * 50.9');
+    expect(literalValue('1000 * 60 * 50.9')).toBe(3_054_000);
+    // A count under one unit: the leading factors give way, as for `5 * 60 * 1000` above.
+    expect(literalText('2 * 60 * 1000', 500)).toBe('500');
     expect(literalText('5_0 * 1_000', 16_100)).toBe('16.1 * 1_000');
   });
 
