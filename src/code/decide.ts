@@ -2,7 +2,7 @@ import type { Analysis } from '../analyze/analyze.js';
 import { decideEntry, type Decision, type DecisionOptions } from '../analyze/decision.js';
 import type { PatternAnalysis } from '../analyze/summarize.js';
 import { leaseOf, movedRenewalMs } from '../policy/apply.js';
-import { decisionOptions, judgedTtl, type CheckOptions } from '../policy/check.js';
+import { checkPolicy, decisionOptions, judgedTtl, type CheckOptions, type CheckRow } from '../policy/check.js';
 import { closestPattern } from '../policy/closest.js';
 import type { TtlPolicy } from '../policy/policy.js';
 import { literalText, literalValue, type LiteralEdit } from './edit.js';
@@ -60,6 +60,11 @@ export interface UnmatchedPattern {
 
 export interface CodeCheckResult {
   rows: CodeRow[];
+  /**
+   * Data patterns `check` fails on against the policy file where no row here fails already (a site's TTL
+   * in the code passes, the policy's default does not): `check --code` is never less strict than `check`.
+   */
+  failsCheck: CheckRow[];
   /** Data patterns no site governs, each judged as `check` would (see {@link UnmatchedPattern}). */
   unmatched: UnmatchedPattern[];
   /** Files the scan could not read, each with why (see `scanCode`): listed, never passed in silence. */
@@ -71,6 +76,9 @@ export interface CodeCheckResult {
 /** Judges each call site against the data (and the policy file, which wins where it has an entry). */
 export function checkCode({ sites, skipped }: CodeScan, analysis: Analysis, policy: TtlPolicy | undefined, options: CheckOptions = {}): CodeCheckResult {
   const o = decisionOptions(options);
+  // What `check` says of the same data with the same policy: a pattern it fails on fails here too.
+  const checked = policy ? checkPolicy(analysis, policy, options) : undefined;
+  const checkRows = new Map([...(checked?.rows ?? []), ...(checked?.fine ?? []), ...(checked?.missingFromPolicy ?? [])].map((r) => [r.analysis, r]));
   // A data pattern a site names exactly is that site's: another's placeholder does not take it too.
   const exact = new Set(sites.flatMap((site) => (site.inner ? [] : governedPatterns(site.patterns, analysis.patterns, 'exact'))));
   const governed = new Map(sites.map((site) => [site, site.inner ? [] : governedPatterns(site.patterns, analysis.patterns.filter((p) => !exact.has(p) || governedPatterns(site.patterns, [p], 'exact').length > 0))]));
@@ -89,7 +97,12 @@ export function checkCode({ sites, skipped }: CodeScan, analysis: Analysis, poli
     if (site.inner) return { ...row, leftAlone: { kind: 'wrapper-inner', ...site.inner } };
     if (site.pattern === undefined) return { ...row, leftAlone: { kind: 'key-not-mapped', text: site.keyText }, level: 'warn' };
     const entry = members.map((m) => policy?.entryForPattern(m.pattern)).find((e) => e !== undefined) ?? policy?.entryForPattern(site.pattern);
-    if (entry) return { ...row, leftAlone: { kind: 'overridden', entryPattern: entry.pattern } };
+    if (entry) {
+      // The policy's TTL is the lock's: its decision is check's, failing where check fails.
+      const decided = own.map((m) => checkRows.get(m)).filter((r): r is CheckRow => r !== undefined);
+      const worstRow = decided.find((r) => r.failing) ?? decided[0];
+      return { ...row, leftAlone: { kind: 'overridden', entryPattern: entry.pattern }, ...(worstRow && { decision: worstRow.decision, analysis: worstRow.analysis, level: worstRow.decision.level === 'fail' ? 'fail' : 'info' }) };
+    }
     if (!site.ttl) return { ...row, leftAlone: { kind: 'library-default' } };
     if (own.length === 0) return { ...row, noData: true };
     const ttl = site.ttl;
@@ -114,8 +127,10 @@ export function checkCode({ sites, skipped }: CodeScan, analysis: Analysis, poli
     return { ...judged, edits, level };
   });
   const unmatched = unmatchedPatterns(analysis, new Set([...governed.values()].flat()), sites, policy, o);
-  const fails = rows.some((r) => r.level === 'fail') || unmatched.some((u) => u.decision.level === 'fail');
-  return { rows, unmatched, skipped, exitCode: fails ? 1 : 0 };
+  const failingHere = new Set([...rows.filter((r) => r.level === 'fail').flatMap((r) => r.patterns), ...unmatched.filter((u) => u.decision.level === 'fail').map((u) => u.pattern)]);
+  const failsCheck = [...checkRows.values()].filter((r) => r.failing && !failingHere.has(r.dataPattern));
+  const fails = failingHere.size > 0 || failsCheck.length > 0 || rows.some((r) => r.level === 'fail');
+  return { rows, failsCheck, unmatched, skipped, exitCode: fails ? 1 : 0 };
 }
 
 function worst(decisions: readonly Decision[]): 'fail' | 'warn' | 'info' {

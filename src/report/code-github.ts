@@ -25,6 +25,9 @@ export function renderCodeCheckGithub(result: CodeCheckResult, analysis: Analysi
     if (u.decision.level === 'info') continue;
     annotations.push({ level: u.decision.level === 'fail' ? 'error' : 'warning', file: undefined, line: undefined, title: `${printable(u.pattern)}: ${VERDICT_LABEL[u.decision.verdict]}, not found in the code`, message: `${u.decision.findings.map((f) => findingText(f)).join(' ')} ${unmatchedText(u)}.` });
   }
+  for (const r of result.failsCheck) {
+    annotations.push({ level: 'error', file: undefined, line: undefined, title: `${printable(r.dataPattern)}: fails check against the policy file`, message: r.decision.findings.map((f) => findingText(f)).join(' ') });
+  }
   for (const f of result.skipped) annotations.push({ level: 'warning', file: f.file, line: 1, title: 'file not read', message: `${f.reason}: any lock in it is not checked` });
   return renderGithub(annotations, codeHeadline(result), renderCodeCheckMarkdown(result, analysis));
 }

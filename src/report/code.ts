@@ -59,7 +59,7 @@ export function rowReason(row: CodeRow, text: (s: string) => string = printable)
 
 /** The first line of `check --code`, stating what the exit code states (see {@link headlineText}). */
 export function codeHeadline(result: CodeCheckResult): string {
-  const failing = result.rows.filter((r) => r.level === 'fail').length + result.unmatched.filter((u) => u.decision.level === 'fail').length;
+  const failing = result.rows.filter((r) => r.level === 'fail').length + result.unmatched.filter((u) => u.decision.level === 'fail').length + result.failsCheck.length;
   // A file not read may hold a lock: a look, as a site left alone is; so is a data pattern no site governs.
   const warning = result.rows.filter((r) => r.level === 'warn').length + result.skipped.length + result.unmatched.filter((u) => u.decision.level === 'warn').length;
   return headlineText('ttl-advisor check --code', { exitCode: result.exitCode, failing, warning }, `every TTL in the code matches the data ✅ (${result.rows.length} call site(s))`);
@@ -88,9 +88,9 @@ function recommended(row: CodeRow): string {
 
 function state(row: CodeRow): string {
   const parts: string[] = [];
-  if (row.decision) parts.push(`${VERDICT_MARK[row.decision.verdict]} ${VERDICT_LABEL[row.decision.verdict]}`);
+  if (row.leftAlone?.kind === 'overridden') parts.push('overridden by the policy');
+  else if (row.decision) parts.push(`${VERDICT_MARK[row.decision.verdict]} ${VERDICT_LABEL[row.decision.verdict]}`);
   else if (row.leftAlone?.kind === 'wrapper-inner') parts.push(`lock API: ${row.leftAlone.callers} caller(s)`);
-  else if (row.leftAlone?.kind === 'overridden') parts.push('overridden by the policy');
   else if (row.leftAlone) parts.push('left alone');
   else if (row.noData) parts.push('no data');
   if (row.level === 'fail') parts.push('**fails the check**');
@@ -125,6 +125,10 @@ export function renderCodeCheckMarkdown(result: CodeCheckResult, analysis: Analy
       lines.push(`- ${markdownCode(u.pattern)}: ${verdict} — ${formatCount(u.analysis.count)} samples. ${findings} Why no site: ${unmatchedText(u, markdownCode)}.`);
     }
   }
+  if (result.failsCheck.length > 0) {
+    lines.push('', '**Fails `check` against the policy file** (the code\'s TTL passes, the policy\'s does not: `check` would fail, so this fails too):', '');
+    for (const r of result.failsCheck) lines.push(`- ${markdownCode(r.dataPattern)}: ${r.decision.findings.map((f) => findingText(f, markdownText)).join(' ')}`);
+  }
   if (result.skipped.length > 0) lines.push('', '**Files not read** (any lock in them is not checked):', '', ...result.skipped.map((f) => `- ${markdownCode(f.file)}: ${f.reason}.`));
   return lines.join('\n') + '\n';
 }
@@ -148,5 +152,6 @@ export function renderCodeCheckJson(result: CodeCheckResult): string {
     leftAlone: r.leftAlone ?? (r.noData ? { kind: 'no-data' } : null),
   }));
   const unmatched = result.unmatched.map((u) => ({ pattern: u.pattern, level: u.decision.level, verdict: u.decision.verdict, closest: u.closest ?? null, decision: u.decision }));
-  return JSON.stringify({ version: JSON_REPORT_VERSION, exitCode: result.exitCode, sites, unmatched, skipped: result.skipped }, null, 2) + '\n';
+  const failsCheck = result.failsCheck.map((r) => ({ pattern: r.dataPattern, entry: r.entry === undefined ? null : r.pattern, ttlMs: r.configuredTtlMs, decision: r.decision }));
+  return JSON.stringify({ version: JSON_REPORT_VERSION, exitCode: result.exitCode, sites, unmatched, failsCheck, skipped: result.skipped }, null, 2) + '\n';
 }
