@@ -35,10 +35,15 @@ export interface KeyRead {
   open: Set<TS.SignatureDeclaration>;
 }
 
+/** The most steps one reading of a key or a TTL takes, however it branches. */
+const MAX_READ_STEPS = 5000;
+
 /** The most alternatives a key is expanded into: past it, one placeholder stands for the part. */
 const MAX_ALTERNATIVES = 16;
 
 export class Reader {
+  /** Steps left to the reading under way: a key built through many functions of several returns each stops here, not exponentially later. */
+  private budget = 0;
   /** Names of `let`s whose values are being read: inside one of them (`name = name + …`), the name is its earlier value. */
   private readonly expanding = new Set<string>();
 
@@ -56,7 +61,8 @@ export class Reader {
     const ts = this.ts;
     const e = this.evaluator.unwrap(ref.expr);
     const none: NumberRead = { value: undefined, literal: undefined, scale: 1, computed: e, env: undefined, open: undefined };
-    if (depth > MAX_STEPS) return none;
+    if (depth === 0) this.budget = MAX_READ_STEPS;
+    if (depth > MAX_STEPS || --this.budget < 0) return none;
     if (isLiteralArithmetic(ts, e)) return { ...none, value: evaluate(ts, e), literal: e, computed: undefined };
     if (ts.isStringLiteralLike(e) && /^\s*\d+(\.\d+)?\s*$/.test(e.text)) return { ...none, value: Number(e.text), literal: e, computed: undefined };
     if (ts.isBinaryExpression(e)) {
@@ -101,7 +107,8 @@ export class Reader {
     const e = this.evaluator.unwrap(ref.expr);
     const open = new Set<TS.SignatureDeclaration>();
     const one = (pieces: KeyPiece[]): KeyRead => ({ alternatives: [pieces], open });
-    if (depth > MAX_STEPS) return undefined;
+    if (depth === 0) this.budget = MAX_READ_STEPS;
+    if (depth > MAX_STEPS || --this.budget < 0) return undefined;
     if (ts.isStringLiteralLike(e)) return one([e.text]);
     if (ts.isNumericLiteral(e)) return one([null]);
     const part = (expr: TS.Expression): KeyRead => this.readKey({ expr, frame: ref.frame }, depth + 1) ?? this.typeValues(expr) ?? one([null]);
