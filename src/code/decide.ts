@@ -96,7 +96,7 @@ export function checkCode({ sites, skipped }: CodeScan, analysis: Analysis, poli
     const row: CodeRow = { site, pattern: own[0]?.pattern ?? site.pattern, patterns: members.map((m) => m.pattern), analysis: own[0], decision: undefined, edits: [], leftAlone: undefined, noData: false, level: 'info' };
     if (site.inner) return { ...row, leftAlone: { kind: 'wrapper-inner', ...site.inner } };
     if (site.pattern === undefined) return { ...row, leftAlone: { kind: 'key-not-mapped', text: site.keyText }, level: 'warn' };
-    const entry = members.map((m) => policy?.entryForPattern(m.pattern)).find((e) => e !== undefined) ?? policy?.entryForPattern(site.pattern);
+    const entry = own.map((m) => policy?.entryForPattern(m.pattern)).find((e) => e !== undefined) ?? policy?.entryForPattern(site.pattern);
     if (entry) {
       // The policy's TTL is the lock's: its decision is check's, failing where check fails.
       const decided = own.map((m) => checkRows.get(m)).filter((r): r is CheckRow => r !== undefined);
@@ -107,7 +107,11 @@ export function checkCode({ sites, skipped }: CodeScan, analysis: Analysis, poli
     if (own.length === 0) return { ...row, noData: true };
     const ttl = site.ttl;
     const why = ttl.why ?? sharedReason(shared, ttl);
-    if (ttl.valueMs === undefined) return { ...row, leftAlone: why, level: 'warn' };
+    // A TTL no literal says: judged as it runs (the TTL in use); a look where it should move — never a failure, as apply --code cannot move it.
+    if (ttl.valueMs === undefined) {
+      const settled = worst(own.map((m) => m.decision)) === 'info';
+      return { ...row, decision: own[0]!.decision, leftAlone: settled ? undefined : why, level: settled ? 'info' : 'warn' };
+    }
     // One TTL for every data pattern the site (and any site sharing its literal) governs, as one policy entry for several: the most demanding decides.
     const entryDecision = decideEntry(members, { ttlMs: ttl.valueMs, source: 'policy' }, analysis.policy, o);
     const d = entryDecision.decisions[entryDecision.neediest]!;
@@ -126,11 +130,30 @@ export function checkCode({ sites, skipped }: CodeScan, analysis: Analysis, poli
     }
     return { ...judged, edits, level };
   });
+  holdConflictingEdits(rows);
   const unmatched = unmatchedPatterns(analysis, new Set([...governed.values()].flat()), sites, policy, o);
   const failingHere = new Set([...rows.filter((r) => r.level === 'fail').flatMap((r) => r.patterns), ...unmatched.filter((u) => u.decision.level === 'fail').map((u) => u.pattern)]);
   const failsCheck = [...checkRows.values()].filter((r) => r.failing && !failingHere.has(r.dataPattern));
   const fails = failingHere.size > 0 || failsCheck.length > 0 || rows.some((r) => r.level === 'fail');
   return { rows, failsCheck, unmatched, skipped, exitCode: fails ? 1 : 0 };
+}
+
+/**
+ * One literal two rows would write differently (a renewal constant two locks share, a TTL constant that is
+ * another lock's renewal): neither edit is made; each row says why, a look and not a failure (apply would not change it).
+ */
+function holdConflictingEdits(rows: CodeRow[]): void {
+  const texts = new Map<string, Set<string>>();
+  for (const row of rows) for (const e of row.edits) (texts.get(literalKey(e.value)!) ?? texts.set(literalKey(e.value)!, new Set()).get(literalKey(e.value)!)!).add(e.text);
+  const conflicting = new Map(rows.map((row) => [row, new Set(row.edits.filter((e) => texts.get(literalKey(e.value)!)!.size > 1).map((e) => literalKey(e.value)))]));
+  for (const row of rows) {
+    const mine = conflicting.get(row)!;
+    if (mine.size === 0) continue;
+    const others = rows.filter((r) => r !== row && r.edits.some((e) => mine.has(literalKey(e.value)))).map((r) => r.pattern ?? r.site.keyText);
+    row.leftAlone = { kind: 'shared', patterns: [...new Set([row.pattern ?? row.site.keyText, ...others])].sort() };
+    row.level = 'warn';
+  }
+  for (const [row, mine] of conflicting) if (mine.size > 0) row.edits = [];
 }
 
 function worst(decisions: readonly Decision[]): 'fail' | 'warn' | 'info' {

@@ -9,9 +9,10 @@ import type { LiteralSpan } from './types.js';
  * literal's characters change.
  *
  * - `5000` → `16100`; numeric separators are kept where the original used them: `5_000` → `16_100`;
- * - a product keeps its unit: `5 * 1000` → `16.1 * 1000`, `2 * 60 * 1000` → `30 * 60 * 1000`, and
+ * - a product keeps its unit: `5 * 1000` → `16.2 * 1000`, `2 * 60 * 1000` → `30 * 60 * 1000`, and
  *   `5 * 60 * 1000` → `3 * 1000` (leading factors give way until the new value is a number ≥ 1 with
- *   at most one decimal times the rest; else the product becomes the number of milliseconds);
+ *   at most one decimal times the rest, whole as JavaScript multiplies it; else the product becomes
+ *   the number of milliseconds: `16.1 * 1000` would be 16100.000000000002, which Redis refuses);
  * - anything else (`5e3`, a sum) becomes the number of milliseconds.
  */
 export function literalText(original: string, toMs: number): string {
@@ -28,7 +29,8 @@ export function literalText(original: string, toMs: number): string {
     if (counting >= 0 && values.filter((v) => !UNIT_FACTORS.has(v)).length === 1) {
       const rest = values.reduce((a, b, i) => (i === counting ? a : a * b), 1);
       const factor = Math.ceil((toMs / rest) * 10 - 1e-9) / 10;
-      if (factor >= 1) {
+      // The product as JavaScript computes it must be whole: Redis refuses `16.1 * 1000` (16100.000000000002).
+      if (factor >= 1 && Number.isInteger(factor * rest)) {
         const [lead, tail] = [/^\s*/.exec(factors[counting]!)![0], /\s*$/.exec(factors[counting]!)![0]];
         return factors.map((f, i) => (i === counting ? `${lead}${formatNumber(factor, separators)}${tail}` : f)).join('*');
       }
@@ -36,7 +38,7 @@ export function literalText(original: string, toMs: number): string {
     for (let k = 0; k < values.length - 1; k++) {
       const rest = values.slice(k + 1).reduce((a, b) => a * b, 1);
       const factor = Math.round((toMs / rest) * 10) / 10;
-      if (factor >= 1 && Math.abs(factor * rest - toMs) < 1e-6) {
+      if (factor >= 1 && factor * rest === toMs) {
         const lead = /^\s*/.exec(factors[0]!)![0];
         const tail = /\s*$/.exec(factors[k]!)![0];
         return `${lead}${formatNumber(factor, separators)}${tail}*${factors.slice(k + 1).join('*')}`;

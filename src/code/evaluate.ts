@@ -85,6 +85,16 @@ export class Evaluator {
 
   /** What a `let` or `var` is assigned after its declaration (`x = …`, `x ??= …`); none for a `const`. */
   assignments(decl: TS.VariableDeclaration): TS.Expression[] {
+    const cached = this.assigned.get(decl);
+    if (cached) return cached;
+    const found = this.findAssignments(decl);
+    this.assigned.set(decl, found);
+    return found;
+  }
+
+  private readonly assigned = new Map<TS.VariableDeclaration, TS.Expression[]>();
+
+  private findAssignments(decl: TS.VariableDeclaration): TS.Expression[] {
     const ts = this.ts;
     const list = decl.parent;
     if (ts.isVariableDeclarationList(list) && (list.flags & ts.NodeFlags.Const) !== 0) return [];
@@ -128,6 +138,8 @@ export class Evaluator {
     const ts = this.ts;
     const path: (string | TS.BindingElement)[] = [];
     let node: TS.Node = element;
+    // `const { key, ...rest } = options`: the rest is an object of its own, not a property named `rest`.
+    if (element.dotDotDotToken) return { kind: 'unknown' };
     while (ts.isBindingElement(node)) {
       const key = node.propertyName ?? node.name;
       path.unshift(node);
@@ -173,25 +185,34 @@ export class Evaluator {
    * Property `name` of what `ref` holds: an object literal's, a schema's parsed from `process.env` (the
    * variable, with the schema's `.default(…)`), a BullMQ `Queue`'s `name` (its first argument).
    */
-  propertyOf(ref: Ref, name: string): Step | undefined {
+  propertyOf(ref: Ref, name: string, seen: Set<TS.Node> = new Set()): Step | undefined {
     const ts = this.ts;
+    const unknown: Step = { kind: 'unknown' };
     let current: Ref = ref;
     for (let i = 0; i < MAX_STEPS; i++) {
       const e = this.unwrap(current.expr);
+      // An object read once per question: `const o = { ...o }`, or spreads of spreads, end here.
+      if (seen.has(e) || seen.size > MAX_STEPS * 4) return unknown;
+      seen.add(e);
+      // Spreading `null` or `undefined` adds nothing.
+      if (e.kind === ts.SyntaxKind.NullKeyword || this.isUndefined(e)) return undefined;
       if (ts.isObjectLiteralExpression(e)) {
         // The last word wins: `{ lockDuration: 3000, ...options }` takes the spread's where it has one.
         for (const p of [...e.properties].reverse()) {
           if (ts.isSpreadAssignment(p)) {
-            const inner = this.propertyOf({ expr: p.expression, frame: current.frame }, name);
-            if (inner && inner.kind !== 'unknown') return inner;
+            const inner = this.propertyOf({ expr: p.expression, frame: current.frame }, name, seen);
+            if (inner) return inner; // what the spread holds, or that it cannot be read
             continue;
           }
           const key = !p.name ? undefined : ts.isIdentifier(p.name) || ts.isStringLiteral(p.name) ? p.name.text : ts.isComputedPropertyName(p.name) ? this.constantString({ expr: p.name.expression, frame: current.frame }) : undefined;
+          if (key === undefined && !ts.isMethodDeclaration(p) && !ts.isShorthandPropertyAssignment(p) && !ts.isPropertyAssignment(p)) continue;
+          if (key === undefined) return unknown; // a computed name that may be this one
           if (key !== name) continue;
           if (ts.isPropertyAssignment(p)) return { kind: 'ref', ref: { expr: p.initializer, frame: current.frame } };
           if (ts.isShorthandPropertyAssignment(p)) return { kind: 'ref', ref: { expr: p.name, frame: current.frame } };
+          return unknown;
         }
-        return undefined;
+        return undefined; // known: the object has no such property
       }
       if (ts.isCallExpression(e) && ts.isPropertyAccessExpression(e.expression) && /^(safe)?[Pp]arse(Async)?$/.test(e.expression.name.text) && e.arguments.length === 1 && this.isProcessEnv(e.arguments[0]!)) {
         return { kind: 'env', name, fallback: schemaDefault(this, { expr: e.expression.expression, frame: current.frame }, name) };
@@ -199,27 +220,31 @@ export class Evaluator {
       if (ts.isNewExpression(e) && name === 'name' && e.arguments?.[0] && this.isNamed(e.expression, 'Queue')) return { kind: 'ref', ref: { expr: e.arguments[0], frame: current.frame } };
       // `options || {}`, `options ?? defaults`: the object given, else the fallback's.
       if (ts.isBinaryExpression(e) && (e.operatorToken.kind === ts.SyntaxKind.BarBarToken || e.operatorToken.kind === ts.SyntaxKind.QuestionQuestionToken)) {
-        const first = this.propertyOf({ expr: e.left, frame: current.frame }, name);
-        if (first && first.kind !== 'unknown') return first;
+        const first = this.propertyOf({ expr: e.left, frame: current.frame }, name, seen);
+        if (first) return first;
         current = { expr: e.right, frame: current.frame };
         continue;
       }
-      // `...(lockDuration && { lockDuration })`, `...(cond ? { a } : {})`: the object that holds it.
+      // `...(lockDuration && { lockDuration })`: the object that holds it.
       if (ts.isBinaryExpression(e) && e.operatorToken.kind === ts.SyntaxKind.AmpersandAmpersandToken) {
         current = { expr: e.right, frame: current.frame };
         continue;
       }
+      // `isDev ? { ttl: 5_000 } : { ttl: 60_000 }`: one value only where both branches name the same constant
+      // (two literals, even equal, are two places an edit would have to change).
       if (ts.isConditionalExpression(e)) {
-        const first = this.propertyOf({ expr: e.whenTrue, frame: current.frame }, name);
-        if (first && first.kind !== 'unknown') return first;
-        current = { expr: e.whenFalse, frame: current.frame };
-        continue;
+        const a = this.propertyOf({ expr: e.whenTrue, frame: current.frame }, name, seen);
+        const b = this.propertyOf({ expr: e.whenFalse, frame: current.frame }, name, seen);
+        if (a === undefined && b === undefined) return undefined;
+        const named = (s: Step | undefined) => (s?.kind === 'ref' && ts.isIdentifier(s.ref.expr) ? s.ref.expr.text : undefined);
+        return named(a) !== undefined && named(a) === named(b) ? a : unknown;
       }
       const next = this.step(current);
-      if (next.kind !== 'ref') return next.kind === 'open' ? next : undefined;
+      if (next.kind === 'open') return next;
+      if (next.kind !== 'ref') return unknown;
       current = next.ref;
     }
-    return undefined;
+    return unknown;
   }
 
   /** `this.name` in a class: its initializer, or what its constructor assigns it (a parameter property: the argument). */

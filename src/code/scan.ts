@@ -46,15 +46,21 @@ export function scanCode(ts: TypeScript, files: readonly string[], root: string)
     return v && ts.isStringLiteralLike(v) ? v.text : undefined;
   };
   const importsRedlock = sources.some((source) => source.statements.some((st) => (ts.isImportDeclaration(st) && ts.isStringLiteral(st.moduleSpecifier) && redlockModule(st.moduleSpecifier.text)) || /require\(\s*['"][^'"]*redlock['"]\s*\)/.test(st.getText())));
-  const shapes = new Shapes(ts, bindings, text, definedCommands(ts, calls, text, evaluator), importsRedlock);
+  let commands: DefinedCommands = new Map();
+  try {
+    commands = definedCommands(ts, calls, text, evaluator);
+  } catch (error) {
+    if (!isStackOverflow(error)) throw error;
+  }
+  const shapes = new Shapes(ts, bindings, text, commands, importsRedlock);
   const builder = new SiteBuilder(ts, reader, realRoot);
-  const wrappers = new Wrappers(ts, checker, calls, builder);
+  const wrappers = new Wrappers(ts, checker, calls, builder, bindings);
   const sites: CodeSite[] = [];
   for (const [source, fileCalls] of callsByFile) {
     try {
       for (const call of fileCalls) {
         const shape = shapes.of(call);
-        if (shape) sites.push(...wrappers.expand({ node: call, lockCall: call, shape, frame: undefined, via: [] }));
+        if (shape) for (const site of wrappers.expand({ node: call, lockCall: call, shape, frame: undefined, via: [] })) sites.push(site);
       }
     } catch (error) {
       if (!isStackOverflow(error)) throw error;
@@ -76,17 +82,21 @@ export interface CodeScan {
 /** How many wrappers deep a lock call is followed out, and how many callers of one wrapper are read. */
 const MAX_WRAPPER_DEPTH = 6;
 const MAX_CALLERS = 2000;
+/** The most lock calls read through wrappers in one scan. */
+const MAX_SITES = 50_000;
 
 /** Finds a lock call's wrappers and their callers (see {@link scanCode}). */
 class Wrappers {
   private readonly callers = new Map<TS.SignatureDeclaration, (TS.CallExpression | TS.NewExpression)[]>();
   private readonly index: CallIndex;
+  private expanded = 0;
 
   constructor(
     private readonly ts: TypeScript,
     private readonly checker: TS.TypeChecker,
     calls: readonly (TS.CallExpression | TS.NewExpression)[],
     private readonly builder: SiteBuilder,
+    private readonly bindings: Bindings,
   ) {
     this.index = indexCalls(ts, calls);
   }
@@ -94,6 +104,8 @@ class Wrappers {
   /** The sites a lock call makes: itself, or (a wrapper's) its callers', each as far out as the wrappers go. */
   expand(found: Found, depth = 0): CodeSite[] {
     const read = this.builder.read(found);
+    // Wrappers of wrappers multiply their callers: past this many sites in all, a lock call is listed where it is.
+    if (++this.expanded > MAX_SITES) return [this.builder.site(found, read)];
     // The wrapper is the innermost function around the call whose parameters the key or the TTL takes.
     const open = new Set([...(read.key?.open ?? []), ...(read.ttl?.open ? [read.ttl.open] : [])]);
     const fn = this.enclosingOf(found.node, open);
@@ -112,7 +124,9 @@ class Wrappers {
     // The same for a factory that returns the lock it makes (`cardMutex(id)` → `new Mutex(…)`).
     const namesLock = ttlOpen || letters(read.key) === 0 || this.takesCallback(fn, found.node) || (found.shape.returnsLock === true && this.returns(fn, found.node)) || outward.some((o) => letters(this.builder.read(o).key) > letters(read.key));
     if (keyOpen && !namesLock) return [this.builder.site(found, read)];
-    return [this.builder.site(found, read, { wrapper: wrapperName(this.ts, fn), callers: callers.length }), ...outward.flatMap((o) => this.expand(o, depth + 1))];
+    const out = [this.builder.site(found, read, { wrapper: wrapperName(this.ts, fn), callers: callers.length })];
+    for (const o of outward) for (const site of this.expand(o, depth + 1)) out.push(site);
+    return out;
   }
 
   /**
@@ -182,7 +196,9 @@ class Wrappers {
       // A call the checker resolves to no body (a method reached through a mapped type, a `Proxy` facade) is the
       // wrapper's when the wrapper is the only function of the repository by that name.
       const typeOnly = target === undefined || !('body' in target) || target.body === undefined;
-      if ((target === fn || (typeOnly && !ts.isConstructorDeclaration(fn) && this.index.functions.get(name!) === 1)) && !isInside(call, fn)) found.push(call);
+      // …but never a call on a value a package made (`limiter.lock(…)` of another library).
+      const fromPackage = typeOnly && ts.isPropertyAccessExpression(call.expression) && !(this.bindings.originOf(call.expression.expression)?.module.startsWith('.') ?? true);
+      if ((target === fn || (typeOnly && !fromPackage && !ts.isConstructorDeclaration(fn) && this.index.functions.get(name!) === 1)) && !isInside(call, fn)) found.push(call);
     }
     this.callers.set(fn, found);
     return found;

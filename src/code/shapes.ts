@@ -28,6 +28,8 @@ export interface Shape {
   libraryDefaultMs?: number;
   /** The call gives back a lock to hold and release (`new Mutex(…)`, `redlock.acquire(…)`), not the routine's result. */
   returnsLock?: boolean;
+  /** Where the options object goes in the call's arguments (a library's default is added there). */
+  optionsIndex?: number;
 }
 
 /** A lock API of a library, as data: how its call is reached from the import, and where the call carries the key, the TTL and the options. */
@@ -179,6 +181,7 @@ export class Shapes {
     };
     if (c.keyPrefix !== undefined) shape.keyPrefix = c.keyPrefix;
     if (c.libraryDefaultMs !== undefined) shape.libraryDefaultMs = c.libraryDefaultMs;
+    if (c.optionsArg) shape.optionsIndex = c.optionsArg.index;
     if (c.ttlArg) shape.ttl = { expr: args[c.ttlArg.index], option: c.ttlArg.option, unitMs: 1 };
     else shape.ttlOption = words.ttl;
     if (c.library === 'bullmq') shape.keySuffix = `:${REPRESENTATIVE_ID}:lock`;

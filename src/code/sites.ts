@@ -56,10 +56,11 @@ export class SiteBuilder {
     const { shape, frame } = found;
     const ev = this.reader.evaluator;
     const key = shape.key ? this.reader.readKey({ expr: shape.key, frame }) : undefined;
-    const property = (name: string): Ref | 'open' | undefined => {
+    // `undefined`: the call's options are known not to set it (no options, or an object without it).
+    const property = (name: string): Ref | 'open' | 'unknown' | undefined => {
       if (!shape.options) return undefined;
       const step = ev.propertyOf({ expr: shape.options, frame }, name);
-      return step?.kind === 'ref' ? step.ref : step?.kind === 'open' ? 'open' : undefined;
+      return step === undefined ? undefined : step.kind === 'ref' ? step.ref : step.kind === 'open' ? 'open' : 'unknown';
     };
     let ttlRef: Ref | undefined;
     let ttl: NumberRead | undefined;
@@ -68,6 +69,8 @@ export class SiteBuilder {
     } else if (shape.ttlOption) {
       const p = property(shape.ttlOption);
       if (p === 'open') ttl = { value: undefined, literal: undefined, scale: 1, computed: shape.options, env: undefined, open: this.enclosingOpen(found) };
+      // Options that cannot be read may set it: the TTL is computed, not the library's default.
+      else if (p === 'unknown') ttl = { value: undefined, literal: undefined, scale: 1, computed: shape.options, env: undefined, open: undefined };
       else ttlRef = p;
     }
     if (ttlRef) {
@@ -76,7 +79,7 @@ export class SiteBuilder {
     }
     const renewals = (shape.renewOptions ?? []).flatMap(([option, role]) => {
       const p = property(option);
-      if (!p || p === 'open') return [];
+      if (!p || p === 'open' || p === 'unknown') return [];
       const expr = this.reader.evaluator.unwrap(p.expr);
       // `autoExtend: true` renews at a share of the TTL: it follows the TTL, with nothing to edit.
       if (expr.kind === this.ts.SyntaxKind.TrueKeyword || expr.kind === this.ts.SyntaxKind.FalseKeyword) return [];
@@ -189,7 +192,8 @@ export class SiteBuilder {
     }
     const args = call.arguments ?? [];
     const last = args[args.length - 1];
-    if (!options && last) {
+    // Only where the options are the next argument: `new Worker(name)` has no processor to put them after.
+    if (!options && last && args.length === found.shape.optionsIndex) {
       return { ...base, literal: { path: source.fileName, start: last.getEnd(), end: last.getEnd(), text: '' }, insert: { before: `, { ${option}: `, after: ' }' } };
     }
     return { ...base, literal: undefined, why: { kind: 'default-not-insertable', option } };

@@ -23,7 +23,7 @@ export function leftAloneText(why: LeftAloneReason, text: (s: string) => string 
     case 'computed':
       return `the TTL is computed (${text(why.text)}), not a literal: change it by hand`;
     case 'shared':
-      return `the constant is shared with a call site whose key is not mapped (${why.patterns.map(text).join(', ')}): one edit would move a lock whose needs are unknown`;
+      return `the constant is shared with call sites it would move otherwise (${why.patterns.map(text).join(', ')}): one edit cannot serve them all; give each its own constant`;
     case 'library-default':
       return "no TTL at the call: the library's default applies";
     case 'overridden':
@@ -68,7 +68,7 @@ export function codeHeadline(result: CodeCheckResult): string {
 /** A site's TTL as it runs: its value, the environment variable that overrides it, or the library's default. */
 export function ttlText(row: CodeRow, code: (s: string) => string = (t) => `\`${t}\``): string {
   const ttl = row.site.ttl;
-  if (ttl?.valueMs === undefined) return '—';
+  if (ttl?.valueMs === undefined) return ttl?.why?.kind === 'computed' ? 'computed' : '—';
   if (ttl.libraryDefault) return `${formatMs(ttl.valueMs)} (library default)`;
   return ttl.env === undefined ? formatMs(ttl.valueMs) : `${formatMs(ttl.valueMs)} (default of ${code(ttl.env)})`;
 }
