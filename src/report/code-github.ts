@@ -1,9 +1,8 @@
 import type { Analysis } from '../analyze/analyze.js';
 import type { CodeCheckResult, CodeRow } from '../code/decide.js';
 import { printable } from '../text.js';
-import { formatCount, formatMs } from '../units.js';
 import { codeHeadline, renderCodeCheckMarkdown, rowReason, unmatchedText } from './code.js';
-import { findingText } from './decision-text.js';
+import { evidenceText, findingText } from './decision-text.js';
 import { MAX_ANNOTATIONS, renderGithub, type Annotation, type GithubOutput } from './annotations.js';
 import { VERDICT_LABEL } from './verdict-style.js';
 
@@ -39,6 +38,6 @@ function title(row: CodeRow): string {
 
 function message(row: CodeRow): string {
   const p = row.analysis;
-  const evidence = p ? ` (p99 ${formatMs(p.holdMs.p99)}, ${formatCount(p.count)} samples${p.outcomes.expired > 0 ? `, ${formatCount(p.outcomes.expired)} expired` : ''})` : '';
+  const evidence = p ? ` ${evidenceText(p)}` : '';
   return `${row.site.call} at ${row.site.at.file}:${row.site.at.line}: ${rowReason(row)}${evidence}`;
 }

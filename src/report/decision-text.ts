@@ -1,3 +1,4 @@
+import type { PatternAnalysis } from '../analyze/summarize.js';
 import type { Decision, Finding, HoldReason, P99Bucket } from '../analyze/decision.js';
 import type { UnconfirmedPattern } from '../analyze/hints.js';
 import { thresholdTooShort } from '../analyze/lease.js';
@@ -16,6 +17,11 @@ import { leaseText, ranOutText } from './lease-text.js';
 /** A figure that may be a lower bound: `≥ 500 ms`. */
 export function bound(ms: number, atLeast: boolean): string {
   return `${atLeast ? '≥ ' : ''}${formatMs(ms)}`;
+}
+
+/** The evidence an annotation ends with: the p99 (a lower bound where holds were not seen to end), the samples, the expirations. */
+export function evidenceText(p: Pick<PatternAnalysis, 'holdMs' | 'holdLowerBound' | 'count' | 'outcomes'>): string {
+  return `(p99 ${bound(p.holdMs.p99, p.holdLowerBound.p99)}, ${formatCount(p.count)} samples${p.outcomes.expired > 0 ? `, ${formatCount(p.outcomes.expired)} expired` : ''})`;
 }
 
 /** A count as a rate: "52 a day" from a day of data or more, else "3.1 an hour, from 40 s of data". */

@@ -3,8 +3,8 @@ import type { Decision } from '../analyze/decision.js';
 import type { CheckResult } from '../policy/check.js';
 import { printable } from '../text.js';
 import { MIN_SAMPLES_FOR_P99 } from '../analyze/confidence.js';
-import { formatCount, formatMs } from '../units.js';
-import { bound, findingText, tooFewHoldTimesText, unconfirmedText } from './decision-text.js';
+import { formatMs } from '../units.js';
+import { bound, evidenceText, findingText, tooFewHoldTimesText, unconfirmedText } from './decision-text.js';
 import { FINDING_PLACES } from './finding-style.js';
 import { VERDICT_LABEL } from './verdict-style.js';
 import { checkHeadline, renderCheckMarkdown } from './check.js';
@@ -44,7 +44,7 @@ export function renderCheckGithub(
       : statesRecommendation
         ? ''
         : `TTL ${formatMs(row.configuredTtlMs)}, recommended ${bound(d.recommendedTtlMs, d.atLeast)}.`;
-    const evidence = `(p99 ${bound(p.holdMs.p99, p.holdLowerBound.p99)}, ${formatCount(p.count)} samples${p.outcomes.expired > 0 ? `, ${formatCount(p.outcomes.expired)} expired` : ''})`;
+    const evidence = evidenceText(p);
     annotations.push({
       level: d.level === 'fail' ? 'error' : 'warning',
       file: policy.path,
