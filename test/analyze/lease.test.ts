@@ -10,7 +10,7 @@ import { aggregatorFor } from '../../src/record/aggregator.js';
 import { decodeStreamBatch, encodeStreamBatch } from '../../src/fleet/stream-entry.js';
 import { HOUR_MS } from '../../src/units.js';
 import { tempDir } from '../helpers/temp.js';
-import { LATE_BULLMQ, recordLeases, type LeaseShape } from '../helpers/lease-data.js';
+import { IN_TIME_REDLOCK, LATE_BULLMQ, recordLeases, type LeaseShape } from '../helpers/lease-data.js';
 
 /**
  * Leases end to end through a real samples file: renewal timings folded into
@@ -24,15 +24,7 @@ const START = Date.UTC(2026, 10, 30, 0);
 describe('leases', () => {
   it('node-redlock using() with a 1 s duration renewing in time: no longer "too short", no failure, lease advice given', async () => {
     // using() renews when 500 ms are left: every ~500 ms, a few ms late.
-    const path = await recordLeases(dir, 'redlock', {
-      key: (i) => `order:lock:${i}`,
-      ttlMs: 1000,
-      holds: 400,
-      renewalsPerHold: 6,
-      gapMs: (i, r) => 500 + ((i * 7 + r * 3) % 11),
-      library: 'redlock',
-      roundTripMs: 2,
-    });
+    const path = await recordLeases(dir, 'redlock', IN_TIME_REDLOCK);
     const [p] = analyze([path]).patterns;
     expect(p!.pattern).toBe('order:lock:{id}');
     const lease = p!.lease!;

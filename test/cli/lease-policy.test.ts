@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../src/index.js';
 import { runCli } from '../helpers/cli.js';
-import { LATE_BULLMQ, recordLeases } from '../helpers/lease-data.js';
+import { IN_TIME_REDLOCK, LATE_BULLMQ, recordLeases } from '../helpers/lease-data.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -22,15 +22,7 @@ beforeAll(async () => {
   // BullMQ, lockDuration 1 s renewed every 500 ms; one job in 40 blocks its worker's event loop 350–510 ms.
   bull = await recordLeases(dir, 'bull', LATE_BULLMQ);
   // node-redlock using(), 1 s duration, renewed with 500 ms left: on time.
-  redlock = await recordLeases(dir, 'redlock', {
-    key: (i) => `order:lock:${i}`,
-    ttlMs: 1000,
-    holds: 400,
-    renewalsPerHold: 6,
-    gapMs: (i, r) => 500 + ((i * 7 + r * 3) % 11),
-    library: 'redlock',
-    roundTripMs: 2,
-  });
+  redlock = await recordLeases(dir, 'redlock', IN_TIME_REDLOCK);
 });
 
 function policy(name: string, locks: Record<string, unknown>): string {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { DEMO_START_MS, DEMO_STORIES } from '../../fixtures/generate.js';
 import { runCli } from '../helpers/cli.js';
 import { buildDb } from '../helpers/fixtures.js';
-import { LATE_BULLMQ, recordLeases } from '../helpers/lease-data.js';
+import { IN_TIME_REDLOCK, LATE_BULLMQ, recordLeases } from '../helpers/lease-data.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -100,15 +100,7 @@ describe('what users read, byte for byte', () => {
 
   it('leases: report, check in every format, apply and init', async () => {
     const bull = await recordLeases(dir, 'bull', LATE_BULLMQ);
-    const redlock = await recordLeases(dir, 'redlock', {
-      key: (i) => `order:lock:${i}`,
-      ttlMs: 1000,
-      holds: 400,
-      renewalsPerHold: 6,
-      gapMs: (i, r) => 500 + ((i * 7 + r * 3) % 11),
-      library: 'redlock',
-      roundTripMs: 2,
-    });
+    const redlock = await recordLeases(dir, 'redlock', IN_TIME_REDLOCK);
     const data = ['--db', bull, '--db', redlock];
     const out = join(dir, 'lease-reports');
     await expectOutput('report-lease', ['report', ...data, '--out', out]);

@@ -64,3 +64,14 @@ export const LATE_BULLMQ: LeaseShape = {
   periodMs: 500,
   library: 'bullmq',
 };
+
+/** node-redlock `using()` at a 1 s duration, renewing with 500 ms left: 400 holds, 6 renewals each, every one a few ms late at most. */
+export const IN_TIME_REDLOCK: LeaseShape = {
+  key: (i) => `order:lock:${i}`,
+  ttlMs: 1000,
+  holds: 400,
+  renewalsPerHold: 6,
+  gapMs: (i, r) => 500 + ((i * 7 + r * 3) % 11),
+  library: 'redlock',
+  roundTripMs: 2,
+};
